@@ -1,0 +1,105 @@
+"""The chain driver: problem description, initial labelling, one MCMC chain.
+
+Everything here is sampler-agnostic: a sampler is an ``(init, step)`` pair
+(:mod:`sk_ihmm.samplers`), and the driver records the per-sweep trace and a
+compact posterior *snapshot* of every kept sample (what scoring and the point
+summary need).
+"""
+
+from collections import namedtuple
+import time
+
+import numpy as np
+
+from .samplers import get_sampler
+
+Problem = namedtuple(
+    "Problem",
+    [
+        "Y",            # (T, D) float64 observations (all sequences concatenated)
+        "seq_first",    # (T,) bool: first step of a sequence
+        "seq_last",     # (T,) bool: last step of a sequence
+        "emission",     # EmissionFamily instance
+        "hyp",          # float64 hyperparameters of the emission kernels
+        "dim",          # family dimension (symbols or features)
+        "n_stats",      # length of a row of sufficient statistics
+        "log_pred", "update", "sample_param", "param_loglik",  # numba kernels
+        "conc0",        # (alpha, gamma, kappa) starting values
+        "priors",       # ((a, b) for alpha, gamma, kappa)
+        "resample",     # (bool, bool, bool): which concentrations to resample
+        "options",      # dict of sampler options
+    ],
+)
+
+#: A kept posterior sample in compact form. Index 0 of ``n``, ``m``, ``o`` is
+#: the start restaurant; state ``i`` of the kept label sequence (0-based) is
+#: index ``i + 1``. ``stats`` has a row per index (row 0 unused).
+Snapshot = namedtuple("Snapshot", ["n", "m", "o", "stats", "conc", "log_joint"])
+
+
+def make_snapshot(state):
+    """Relabel a chain state compactly (first-appearance order of ``x``).
+
+    Returns ``(labels, snapshot)`` where ``labels`` is ``x`` relabelled to
+    ``0..K-1``.
+    """
+    x = state.x
+    uniq, first = np.unique(x, return_index=True)
+    order = uniq[np.argsort(first)]
+    K = order.shape[0]
+    lut = np.zeros(max(int(x.max()) + 1, state.n.shape[0]), np.int64)
+    lut[order] = np.arange(K)
+    labels = lut[x]
+    idx = np.concatenate([[0], order])
+    snap = Snapshot(
+        n=state.n[np.ix_(idx, idx)].copy(),
+        m=state.m[np.ix_(idx, idx)].copy(),
+        o=state.o[idx].copy(),
+        stats=state.stats[idx].copy(),
+        conc=np.array(state.conc, dtype=float),
+        log_joint=float(state.log_joint),
+    )
+    return labels, snap
+
+
+def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbose=0, chain_id=0):
+    """Run one chain; return a dict of kept samples, snapshots and traces.
+
+    ``seed`` is a :class:`numpy.random.SeedSequence`; every random draw of
+    the chain comes from the one Generator made from it, so the result does
+    not depend on which worker runs the chain.
+    """
+    rng = np.random.default_rng(seed)
+    sampler = get_sampler(sampler_name)
+    x_init = x0(rng) if callable(x0) else x0
+    state = sampler.init(problem, x_init, rng)
+    n_sweeps = n_burnin + n_samples * thin
+    T = problem.Y.shape[0]
+    samples = np.empty((n_samples, T), np.int32)
+    snaps = []
+    trace = {"n_states": [], "log_joint": [], "alpha": [], "gamma": [], "kappa": [],
+             "seconds": []}
+    t0 = time.process_time()
+    for sweep in range(n_sweeps):
+        info = sampler.step(state, problem, rng)
+        trace["n_states"].append(int(np.unique(state.x).shape[0]))
+        trace["log_joint"].append(float(state.log_joint))
+        trace["alpha"].append(float(state.conc[0]))
+        trace["gamma"].append(float(state.conc[1]))
+        trace["kappa"].append(float(state.conc[2]))
+        trace["seconds"].append(time.process_time() - t0)
+        for key, val in info.items():
+            trace.setdefault(key, []).append(float(val))
+        if sweep >= n_burnin and (sweep - n_burnin + 1) % thin == 0:
+            i = (sweep - n_burnin + 1) // thin - 1
+            labels, snap = make_snapshot(state)
+            samples[i] = labels
+            snaps.append(snap)
+        if verbose > 1 and (sweep + 1) % max(1, n_sweeps // 10) == 0:
+            print(f"[chain {chain_id}] sweep {sweep + 1}/{n_sweeps}: "
+                  f"K={trace['n_states'][-1]} log_joint={trace['log_joint'][-1]:.1f}")
+    return {
+        "samples": samples,
+        "snapshots": snaps,
+        "trace": {k: np.asarray(v) for k, v in trace.items()},
+    }

@@ -1,0 +1,520 @@
+"""The scikit-learn style estimator :class:`InfiniteHMM`.
+
+It only validates input, orchestrates independent chains and summarises
+them. The model lives in :mod:`sk_ihmm._hcrp` and :mod:`sk_ihmm.emissions`,
+the samplers in :mod:`sk_ihmm.samplers`, message passing in
+:mod:`sk_ihmm._messages` and the predictive particle filter in
+:mod:`sk_ihmm._particle`.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _messages
+from ._chain import Problem, run_chain
+from ._particle import initial_labels, snapshot_log_likelihoods
+from .emissions import EmissionFamily, make_emission
+from .samplers import SAMPLERS
+
+__all__ = ["InfiniteHMM"]
+
+
+def _prior_pair(value, name):
+    try:
+        a, b = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a (shape, rate) pair of positive floats; got {value!r}.") from None
+    if not (a > 0 and b > 0 and np.isfinite(a) and np.isfinite(b)):
+        raise ValueError(f"{name} must be a (shape, rate) pair of positive floats; got {value!r}.")
+    return a, b
+
+
+def _seed_sequence(random_state):
+    """A SeedSequence from ``random_state`` (None, int or RandomState)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if random_state is None or isinstance(random_state, (Integral, np.integer)):
+        return np.random.SeedSequence(None if random_state is None else int(random_state))
+    rs = check_random_state(random_state)
+    return np.random.SeedSequence(int(rs.randint(0, 2**31 - 1)))
+
+
+def _sequence_bounds(n_rows, lengths, sequence_ids):
+    """Start indices and lengths of the sequences in ``X`` (validated)."""
+    if lengths is not None and sequence_ids is not None:
+        raise ValueError("Pass either lengths or sequence_ids, not both.")
+    if sequence_ids is not None:
+        ids = np.asarray(sequence_ids)
+        if ids.ndim != 1 or ids.shape[0] != n_rows:
+            raise ValueError(
+                f"sequence_ids must be 1-D with one entry per row of X ({n_rows}); "
+                f"got shape {ids.shape}."
+            )
+        change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+        starts = np.concatenate([[0], change]).astype(np.int64)
+        run_ids = ids[starts]
+        if np.unique(run_ids).shape[0] != run_ids.shape[0]:
+            raise ValueError(
+                "Each sequence id must label one contiguous block of rows; some id "
+                "appears in separate blocks."
+            )
+        lens = np.diff(np.concatenate([starts, [n_rows]]))
+        return starts, lens
+    if lengths is None:
+        return np.array([0], np.int64), np.array([n_rows], np.int64)
+    lens = np.asarray(lengths)
+    if lens.ndim != 1 or lens.size == 0:
+        raise ValueError(f"lengths must be a non-empty 1-D sequence of integers; got {lengths!r}.")
+    if lens.dtype.kind == "f" and np.all(lens == np.round(lens)):
+        lens = lens.astype(np.int64)
+    if lens.dtype.kind not in "iu":
+        raise ValueError(f"lengths must hold integers; got dtype {lens.dtype}.")
+    if np.any(lens <= 0):
+        raise ValueError(f"Every sequence must be non-empty; lengths has {int(lens.min())}.")
+    if lens.sum() != n_rows:
+        raise ValueError(
+            f"lengths sum to {int(lens.sum())} but X has {n_rows} rows; they must be equal."
+        )
+    lens = lens.astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    return starts, lens
+
+
+def _boundary_flags(n_rows, starts, lens):
+    first = np.zeros(n_rows, bool)
+    last = np.zeros(n_rows, bool)
+    first[starts] = True
+    last[starts + lens - 1] = True
+    return first, last
+
+
+class InfiniteHMM(BaseEstimator):
+    """Infinite hidden Markov model (HDP-HMM) fitted by MCMC.
+
+    The prior is the hierarchical Chinese restaurant process described in
+    :doc:`/model`: a root CRP with concentration ``gamma`` whose dishes are
+    the hidden states, one restaurant per state (concentration
+    ``alpha + kappa``, sticky when ``kappa > 0``) and a start restaurant
+    (concentration ``alpha``). Emission parameters are integrated out under a
+    conjugate prior.
+
+    Parameters
+    ----------
+    sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"}, default="rcd_gibbs"
+        MCMC strategy (see :doc:`/samplers`). Only registered samplers are accepted.
+    emission : str or EmissionFamily, default="gaussian"
+        ``"categorical"``, ``"gaussian"``, ``"multivariate_gaussian"`` or an
+        instance of :mod:`sk_ihmm.emissions` (whose parameters can be tuned as
+        ``emission__<name>``).
+    alpha, gamma, kappa : float, default=1.0, 1.0, 0.0
+        Concentrations (starting values when resampled). ``kappa > 0`` gives
+        the sticky HDP-HMM.
+    alpha_prior, gamma_prior : (float, float), default=(1.0, 1.0)
+        Gamma (shape, rate) priors of ``alpha`` and ``gamma``.
+    kappa_prior : (float, float) or None, default=None
+        Gamma (shape, rate) prior of ``kappa``; ``None`` keeps ``kappa`` fixed.
+    resample_hyperparameters : bool, default=True
+        Resample the concentrations after every sweep (auxiliary variables).
+    n_samples : int, default=100
+        Samples kept per chain.
+    n_burnin : int, default=100
+        Sweeps discarded at the start of each chain.
+    thin : int, default=1
+        Keep every ``thin``-th sweep after burn-in.
+    n_chains : int, default=4
+        Independent chains.
+    init : {"particle_filter", "random"}, default="particle_filter"
+        Initial state sequence: a particle filter on the HCRP predictive
+        (``n_init_particles`` particles, Makino et al. 2011) or uniform labels
+        over ``n_init_states`` states.
+    n_init_states : int, default=10
+    n_init_particles : int, default=100
+    block_size : int or None, default=None
+        Block length of ``rcd_blocked`` / ``rcd_beam`` (``None``: automatic).
+    split_merge_trials : int, default=3
+        Split-merge proposals per sweep of ``split_merge``.
+    base_sampler : str, default="rcd_beam"
+        Sampler interleaved with split-merge moves.
+    n_particles : int, default=10
+        Particles of ``pgas``.
+    proposal : {"posterior", "prior"}, default="posterior"
+        Proposal of ``pgas``.
+    n_score_particles : int, default=100
+        Particles per posterior sample in :meth:`score`.
+    n_score_samples : int, default=20
+        Posterior samples (spread evenly over all kept samples of all chains)
+        used by :meth:`score`.
+    n_jobs : int or None, default=None
+        Chains run in parallel with joblib; results do not depend on it.
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    state_samples_ : list of ndarray of shape (n_samples, n_timesteps)
+        Kept hidden-state sequences of the training data, one array per chain,
+        labelled ``0..K-1`` by first appearance within each sample.
+    trace_ : dict of ndarray of shape (n_chains, n_sweeps)
+        Per-sweep ``n_states``, ``log_joint`` (``log p(x, tables, y)``),
+        ``alpha``, ``gamma``, ``kappa``, ``accept_rate``, ``seconds`` (CPU)
+        and any sampler-specific statistics.
+    n_states_ : int
+        Number of states of the representative sample.
+    representative_ : (int, int)
+        ``(chain, sample)`` of the representative sample: the kept sample with
+        the highest ``log_joint`` over all chains. Labels are only meaningful
+        within one sample (label switching), so point summaries and
+        :meth:`predict` use this one sample.
+    startprob_, transmat_ : ndarray
+        Predictive start and transition probabilities of the representative
+        sample (Makino et al. Eq. 31), renormalised over its ``n_states_``
+        states (the mass of a new state is dropped).
+    means_, covars_ / emissionprob_ : ndarray
+        Posterior-mean emission parameters of the representative sample.
+    n_features_in_ : int
+    """
+
+    _parameter_constraints = {
+        "sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"})],
+        "emission": [StrOptions({"categorical", "gaussian", "multivariate_gaussian"}), EmissionFamily],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "kappa": [Interval(Real, 0, None, closed="left")],
+        "alpha_prior": [tuple, list],
+        "gamma_prior": [tuple, list],
+        "kappa_prior": [tuple, list, None],
+        "resample_hyperparameters": ["boolean"],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_burnin": [Interval(Integral, 0, None, closed="left")],
+        "thin": [Interval(Integral, 1, None, closed="left")],
+        "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"particle_filter", "random"})],
+        "n_init_states": [Interval(Integral, 1, None, closed="left")],
+        "n_init_particles": [Interval(Integral, 1, None, closed="left")],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
+        "split_merge_trials": [Interval(Integral, 0, None, closed="left")],
+        "base_sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam"})],
+        "n_particles": [Interval(Integral, 2, None, closed="left")],
+        "proposal": [StrOptions({"posterior", "prior"})],
+        "n_score_particles": [Interval(Integral, 1, None, closed="left")],
+        "n_score_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        sampler="rcd_gibbs",
+        emission="gaussian",
+        alpha=1.0,
+        gamma=1.0,
+        kappa=0.0,
+        alpha_prior=(1.0, 1.0),
+        gamma_prior=(1.0, 1.0),
+        kappa_prior=None,
+        resample_hyperparameters=True,
+        n_samples=100,
+        n_burnin=100,
+        thin=1,
+        n_chains=4,
+        init="particle_filter",
+        n_init_states=10,
+        n_init_particles=100,
+        block_size=None,
+        split_merge_trials=3,
+        base_sampler="rcd_beam",
+        n_particles=10,
+        proposal="posterior",
+        n_score_particles=100,
+        n_score_samples=20,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.sampler = sampler
+        self.emission = emission
+        self.alpha = alpha
+        self.gamma = gamma
+        self.kappa = kappa
+        self.alpha_prior = alpha_prior
+        self.gamma_prior = gamma_prior
+        self.kappa_prior = kappa_prior
+        self.resample_hyperparameters = resample_hyperparameters
+        self.n_samples = n_samples
+        self.n_burnin = n_burnin
+        self.thin = thin
+        self.n_chains = n_chains
+        self.init = init
+        self.n_init_states = n_init_states
+        self.n_init_particles = n_init_particles
+        self.block_size = block_size
+        self.split_merge_trials = split_merge_trials
+        self.base_sampler = base_sampler
+        self.n_particles = n_particles
+        self.proposal = proposal
+        self.n_score_particles = n_score_particles
+        self.n_score_samples = n_score_samples
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ input
+    def _check_data(self, X, lengths, sequence_ids, reset):
+        family = make_emission(self.emission) if reset else self._family
+        categorical = family.name == "categorical"
+        X = validate_data(
+            self, X, reset=reset, dtype=None if categorical else np.float64,
+            ensure_all_finite=True, ensure_min_samples=1,
+        )
+        if categorical:
+            Y = family._check_X(X, None if reset else self._dim)
+        else:
+            Y = family._check_X(X)
+        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        starts, lens = _sequence_bounds(Y.shape[0], lengths, sequence_ids)
+        first, last = _boundary_flags(Y.shape[0], starts, lens)
+        return family, Y, starts, lens, first, last
+
+    def _problem(self, family, Y, first, last, dim):
+        log_pred, update, sample_param, param_loglik = family.kernels
+        resample = bool(self.resample_hyperparameters)
+        kappa_prior = (1.0, 1.0) if self.kappa_prior is None else _prior_pair(self.kappa_prior, "kappa_prior")
+        priors = (
+            _prior_pair(self.alpha_prior, "alpha_prior"),
+            _prior_pair(self.gamma_prior, "gamma_prior"),
+            kappa_prior,
+        )
+        options = {
+            "block_size": self.block_size,
+            "split_merge_trials": self.split_merge_trials,
+            "base_sampler": self.base_sampler,
+            "n_particles": self.n_particles,
+            "proposal": self.proposal,
+        }
+        return Problem(
+            Y=Y, seq_first=first, seq_last=last, emission=family, hyp=family._hyp(dim), dim=dim,
+            n_stats=family._n_stats(dim), log_pred=log_pred, update=update,
+            sample_param=sample_param, param_loglik=param_loglik,
+            conc0=(float(self.alpha), float(self.gamma), float(self.kappa)),
+            priors=priors,
+            resample=(resample, resample, resample and self.kappa_prior is not None),
+            options=options,
+        )
+
+    # -------------------------------------------------------------------- fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, lengths=None, sequence_ids=None):
+        """Run ``n_chains`` MCMC chains on the sequences in ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations of all sequences, concatenated. For categorical
+            emissions a single column of non-negative integer symbols.
+        y : Ignored
+        lengths : array-like of int, optional
+            Lengths of the sequences; they must sum to ``n_samples``.
+        sequence_ids : array-like of shape (n_samples,), optional
+            Per-row sequence identifier (consecutive rows with the same id
+            form one sequence). Unlike ``lengths`` it can be split by
+            cross-validation (``GroupKFold`` with metadata routing).
+
+        Returns
+        -------
+        self : InfiniteHMM
+        """
+        if self.sampler not in SAMPLERS:
+            raise ValueError(
+                f"Sampler {self.sampler!r} is not available in this build; available: "
+                f"{sorted(SAMPLERS)}."
+            )
+        family = make_emission(self.emission)
+        if isinstance(self.emission, EmissionFamily):
+            family = self.emission
+        family._validate_params()
+        self._family = family
+        family, Y, starts, lens, first, last = self._check_data(X, lengths, sequence_ids, reset=True)
+        dim = family._dim(Y) if family.name != "categorical" else family._resolve_n_symbols(Y)
+        self._dim = dim
+        problem = self._problem(family, Y, first, last, dim)
+        root = _seed_sequence(self.random_state)
+        seeds = root.spawn(self.n_chains)
+        x0 = self._initializer(problem)
+        results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+            delayed(run_chain)(
+                self.sampler, problem, x0, self.n_burnin, self.n_samples, self.thin, seed,
+                self.verbose, c,
+            )
+            for c, seed in enumerate(seeds)
+        )
+        self._problem_ = problem
+        self._score_seed = root.spawn(1)[0]
+        self.state_samples_ = [r["samples"] for r in results]
+        self.snapshots_ = [r["snapshots"] for r in results]
+        keys = results[0]["trace"].keys()
+        self.trace_ = {k: np.stack([r["trace"][k] for r in results]) for k in keys}
+        lj = np.array([[s.log_joint for s in snaps] for snaps in self.snapshots_])
+        c, i = np.unravel_index(int(np.argmax(lj)), lj.shape)
+        self.representative_ = (int(c), int(i))
+        self._set_point_summary(self.snapshots_[c][i])
+        return self
+
+    def _initializer(self, problem):
+        if self.init == "random":
+            K0, T = int(self.n_init_states), problem.Y.shape[0]
+            return _RandomInit(K0, T)
+        return _ParticleInit(problem, int(self.n_init_particles))
+
+    def _set_point_summary(self, snap):
+        alpha, gamma, kappa = snap.conc
+        n, m = snap.n.astype(float), snap.m
+        K = n.shape[0] - 1
+        mk = m.sum(axis=0).astype(float)
+        p0 = mk / (mk.sum() + gamma)
+        pi = n + alpha * p0[None, :]
+        pi[1:, 1:] += kappa * np.eye(K)
+        pi = pi[:, 1:]
+        pi /= pi.sum(axis=1, keepdims=True)
+        self.n_states_ = K
+        self.startprob_ = pi[0]
+        self.transmat_ = pi[1:]
+        self.alpha_, self.gamma_, self.kappa_ = float(alpha), float(gamma), float(kappa)
+        for key, val in self._family._summary(snap.stats[1:], self._problem_.hyp).items():
+            setattr(self, key, val)
+
+    # ---------------------------------------------------------------- predict
+    def _log_emissions(self, Y):
+        snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
+        return _messages_log_emission(self._problem_, snap.stats[1:], Y)
+
+    def _decode(self, X, lengths, sequence_ids, posterior):
+        check_is_fitted(self, "state_samples_")
+        _, Y, starts, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=False)
+        log_B = self._log_emissions(Y)
+        log_A = np.log(self.transmat_)
+        log_pi = np.log(self.startprob_)
+        if posterior:
+            out = np.empty((Y.shape[0], self.n_states_))
+        else:
+            out = np.empty(Y.shape[0], np.int64)
+        for s, L in zip(starts, lens):
+            if posterior:
+                _, out[s:s + L] = _messages.forward_backward(log_pi, log_A, log_B[s:s + L])
+            else:
+                _, out[s:s + L] = _messages.viterbi(log_pi, log_A, log_B[s:s + L])
+        return out
+
+    def predict(self, X, lengths=None, *, sequence_ids=None):
+        """Most likely state sequence (Viterbi) under the representative sample.
+
+        Returns
+        -------
+        states : ndarray of shape (n_samples,)
+            Labels ``0..n_states_-1`` of the representative sample.
+        """
+        return self._decode(X, lengths, sequence_ids, posterior=False)
+
+    def predict_proba(self, X, lengths=None, *, sequence_ids=None):
+        """Posterior state marginals (forward-backward) under the representative sample.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_states_)
+        """
+        return self._decode(X, lengths, sequence_ids, posterior=True)
+
+    # ------------------------------------------------------------------ score
+    def _score_snapshots(self):
+        flat = [s for snaps in self.snapshots_ for s in snaps]
+        n = min(len(flat), int(self.n_score_samples))
+        idx = np.unique(np.linspace(0, len(flat) - 1, n).round().astype(int))
+        return [flat[i] for i in idx]
+
+    def score_sequences(self, X, lengths=None, *, sequence_ids=None):
+        """Held-out log predictive likelihood of each sequence.
+
+        Each sequence is scored on its own given the training data, by the
+        protocol of Makino et al. (2011, Eq. 38-39): for every used posterior
+        sample a particle filter with ``n_score_particles`` particles gives
+        the per-observation predictive likelihoods ``l(y_t | s_z)``; these are
+        averaged over samples, ``l(y_t) = mean_z l(y_t | s_z)``, and the
+        sequence score is ``sum_t log l(y_t)``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_sequences,)
+        """
+        check_is_fitted(self, "state_samples_")
+        _, Y, starts, lens, first, _ = self._check_data(X, lengths, sequence_ids, reset=False)
+        snaps = self._score_snapshots()
+        rng = np.random.default_rng(self._score_seed)
+        out = np.empty(len(starts))
+        for i, (s, L) in enumerate(zip(starts, lens)):
+            ll = snapshot_log_likelihoods(
+                self._problem_, snaps, Y[s:s + L], first[s:s + L], int(self.n_score_particles), rng,
+            )
+            out[i] = float(np.sum(logsumexp(ll, axis=0) - np.log(ll.shape[0])))
+        return out
+
+    def score(self, X, y=None, lengths=None, *, sequence_ids=None):
+        """Total held-out log predictive likelihood (higher is better).
+
+        The sum of :meth:`score_sequences`.
+        """
+        return float(np.sum(self.score_sequences(X, lengths, sequence_ids=sequence_ids)))
+
+    def perplexity(self, X, lengths=None, *, sequence_ids=None):
+        """``exp(-score / n_observations)`` (Makino et al. Eq. 38)."""
+        n = np.asarray(X).shape[0]
+        return float(np.exp(-self.score(X, lengths=lengths, sequence_ids=sequence_ids) / n))
+
+    # ----------------------------------------------------------------- sample
+    def sample(self, n_samples=1, random_state=None):
+        """Generate a sequence from the point summary (representative sample).
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+        states : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "state_samples_")
+        rng = np.random.default_rng(_seed_sequence(random_state if random_state is not None else self.random_state))
+        states = _messages.sample_markov_chain(self.startprob_, self.transmat_, int(n_samples), rng)
+        summary = {k: getattr(self, k) for k in ("means_", "covars_", "emissionprob_") if hasattr(self, k)}
+        X = self._family._draw_many(summary, states, rng)
+        return X, states
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+
+class _RandomInit:
+    """Uniform initial labels over ``K0`` states (picklable for joblib)."""
+
+    def __init__(self, K0, T):
+        self.K0, self.T = K0, T
+
+    def __call__(self, rng):
+        return rng.integers(1, self.K0 + 1, size=self.T).astype(np.int64)
+
+
+class _ParticleInit:
+    def __init__(self, problem, n_particles):
+        self.problem, self.n_particles = problem, n_particles
+
+    def __call__(self, rng):
+        return initial_labels(self.problem, self.n_particles, rng)
+
+
+def _messages_log_emission(problem, stats, Y):
+    return _messages.log_emission_matrix(problem.log_pred, stats, problem.hyp, Y)

@@ -1,0 +1,432 @@
+"""Seating state of the hierarchical Chinese restaurant process (HCRP-HMM).
+
+Conventions (see ``doc/model.rst``)
+-----------------------------------
+* Restaurant ``0`` is the *start* restaurant; restaurant ``k >= 1`` belongs to
+  hidden state ``k``. Dishes are hidden states, labelled ``1 .. capacity-1``.
+  Label ``0`` is never a dish. A sequence ``x_1..x_T`` is the customers
+  ``0 -> x_1, x_1 -> x_2, ..., x_{T-1} -> x_T`` (a customer of restaurant ``j``
+  eating dish ``k`` is one transition ``j -> k``).
+* The start restaurant has concentration ``alpha``; a state restaurant has
+  ``alpha + kappa``. A new table in state restaurant ``j`` serves dish ``j``
+  as an *override* with probability ``kappa / (alpha + kappa)`` (sticky
+  HDP-HMM) and otherwise sends one customer to the root, a CRP with
+  concentration ``gamma`` whose tables are the dishes.
+
+Tables are stored explicitly (the r-factors of the RCD sampler do not need the
+table of each customer, but removing a customer must know whether its table
+empties). Each (restaurant, dish) pair has a singly linked list of tables in a
+pool of table slots. Every change goes through :func:`add_customer` /
+:func:`remove_customer`, which append to an undo log; :func:`undo` restores
+the *exact* previous seating (re-adding the old customers would not — Makino
+et al. 2011, Section 3).
+
+All arrays live in the :class:`Seating` named tuple so numba kernels take one
+argument. Capacities grow by doubling in Python (:func:`grow`); kernels
+report, never overflow.
+"""
+
+from collections import namedtuple
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["Seating", "new_seating", "grow"]
+
+Seating = namedtuple(
+    "Seating",
+    [
+        "n",      # (C, C) int64: customers of restaurant j eating dish k
+        "m",      # (C, C) int64: root (non-override) tables of restaurant j serving k
+        "o",      # (C,)   int64: override tables of state restaurant j (dish j)
+        "nj",     # (C,)   int64: customers of restaurant j
+        "mk",     # (C,)   int64: root customers (= tables below) of dish k
+        "occ",    # (C,)   int64: time steps currently assigned to state k
+        "head",   # (C, C) int64: first table of (j, k) in the pool, -1 if none
+        "tsize",  # (P,)   int64: customers at a table slot
+        "tnext",  # (P,)   int64: next table of the same (j, k), or next free slot
+        "tover",  # (P,)   int64: 1 for an override table
+        "log",    # (U, 4) int64: undo log rows (op, j, k, table)
+        "conc",   # (3,)   float64: alpha, gamma, kappa
+        "scal",   # (6,)   int64: see _M_TOT ... _N_LOG below
+    ],
+)
+
+# indices into Seating.scal
+_M_TOT = 0      # total root customers
+_K = 1          # dishes with at least one root customer
+_FREE = 2       # head of the free list of table slots
+_N_FREE = 3     # number of free table slots
+_N_LOG = 4      # rows used in the undo log
+_N_TABLES = 5   # tables in use
+
+# undo-log operations
+_ADD_OLD = 0    # customer joined existing table
+_ADD_NEW = 1    # customer opened a table
+_REM_OLD = 2    # customer left a table that stays
+_REM_LAST = 3   # customer left and the table closed (k column stores override flag)
+
+
+def new_seating(n_labels, n_tables, n_log, alpha, gamma, kappa):
+    """Allocate an empty seating with room for ``n_labels`` labels (incl. 0)."""
+    C, P = int(n_labels), int(n_tables)
+    tnext = np.arange(1, P + 1, dtype=np.int64)
+    tnext[-1] = -1
+    scal = np.zeros(6, dtype=np.int64)
+    scal[_FREE] = 0
+    scal[_N_FREE] = P
+    return Seating(
+        n=np.zeros((C, C), np.int64),
+        m=np.zeros((C, C), np.int64),
+        o=np.zeros(C, np.int64),
+        nj=np.zeros(C, np.int64),
+        mk=np.zeros(C, np.int64),
+        occ=np.zeros(C, np.int64),
+        head=np.full((C, C), -1, np.int64),
+        tsize=np.zeros(P, np.int64),
+        tnext=tnext,
+        tover=np.zeros(P, np.int64),
+        log=np.zeros((max(int(n_log), 8), 4), np.int64),
+        conc=np.array([alpha, gamma, kappa], dtype=np.float64),
+        scal=scal,
+    )
+
+
+def grow(s, n_labels=None, n_tables=None, n_log=None):
+    """Return a copy of ``s`` with at least the given capacities (doubling)."""
+    C = s.n.shape[0]
+    P = s.tsize.shape[0]
+    U = s.log.shape[0]
+    newC = C if n_labels is None or n_labels <= C else max(2 * C, int(n_labels))
+    newP = P if n_tables is None or n_tables <= P else max(2 * P, int(n_tables))
+    newU = U if n_log is None or n_log <= U else max(2 * U, int(n_log))
+
+    def square(a, fill):
+        out = np.full((newC, newC), fill, np.int64)
+        out[:C, :C] = a
+        return out
+
+    def vec(a, size, fill=0):
+        out = np.full(size, fill, a.dtype)
+        out[: a.shape[0]] = a
+        return out
+
+    scal = s.scal.copy()
+    tnext = vec(s.tnext, newP)
+    if newP > P:
+        # chain the new slots in front of the existing free list
+        tnext[P:newP] = np.arange(P + 1, newP + 1)
+        tnext[newP - 1] = scal[_FREE]
+        scal[_FREE] = P
+        scal[_N_FREE] += newP - P
+    log = np.zeros((newU, 4), np.int64)
+    log[:U] = s.log
+    return Seating(
+        n=square(s.n, 0), m=square(s.m, 0), o=vec(s.o, newC), nj=vec(s.nj, newC),
+        mk=vec(s.mk, newC), occ=vec(s.occ, newC), head=square(s.head, -1),
+        tsize=vec(s.tsize, newP), tnext=tnext, tover=vec(s.tover, newP),
+        log=log, conc=s.conc.copy(), scal=scal,
+    )
+
+
+def ensure_capacity(s, need_labels, need_tables, need_log):
+    """Grow ``s`` so that ``need_labels`` free labels, ``need_tables`` free
+    table slots and ``need_log`` undo-log rows are available."""
+    C = s.n.shape[0]
+    free_labels = C - 1 - int(np.count_nonzero(_in_use_mask(s)[1:]))
+    add_labels = max(0, need_labels - free_labels)
+    add_tables = max(0, need_tables - int(s.scal[_N_FREE]))
+    if add_labels or add_tables or need_log > s.log.shape[0]:
+        s = grow(
+            s,
+            n_labels=C + add_labels if add_labels else None,
+            n_tables=s.tsize.shape[0] + add_tables if add_tables else None,
+            n_log=need_log,
+        )
+    return s
+
+
+def _in_use_mask(s):
+    return (s.occ > 0) | (s.mk > 0) | (s.nj > 0)
+
+
+# --------------------------------------------------------------------------
+# numba kernels
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def base_prob(s, k):
+    """Root predictive of dish ``k``: M_k/(M+gamma), or gamma/(M+gamma) if unserved."""
+    g = s.conc[1]
+    mt = s.scal[_M_TOT]
+    if s.mk[k] > 0:
+        return s.mk[k] / (mt + g)
+    return g / (mt + g)
+
+
+@njit(cache=True)
+def get_prob(s, j, k):
+    """Predictive probability that a new customer of restaurant ``j`` eats ``k``.
+
+    Makino et al. Eq. (31)-(32) with the sticky term: a dish with no root
+    customer is treated as a new dish of the root.
+    """
+    alpha = s.conc[0]
+    kappa = s.conc[2] if j > 0 else 0.0
+    num = s.n[j, k] + alpha * base_prob(s, k)
+    if j == k:
+        num += kappa
+    return num / (s.nj[j] + alpha + kappa)
+
+
+@njit(cache=True)
+def _log_op(s, op, j, k, t):
+    i = s.scal[_N_LOG]
+    s.log[i, 0] = op
+    s.log[i, 1] = j
+    s.log[i, 2] = k
+    s.log[i, 3] = t
+    s.scal[_N_LOG] = i + 1
+
+
+@njit(cache=True)
+def _open_table(s, j, k, override):
+    t = s.scal[_FREE]
+    s.scal[_FREE] = s.tnext[t]
+    s.scal[_N_FREE] -= 1
+    s.scal[_N_TABLES] += 1
+    s.tsize[t] = 1
+    s.tover[t] = override
+    s.tnext[t] = s.head[j, k]
+    s.head[j, k] = t
+    if override:
+        s.o[j] += 1
+    else:
+        s.m[j, k] += 1
+        if s.mk[k] == 0:
+            s.scal[_K] += 1
+        s.mk[k] += 1
+        s.scal[_M_TOT] += 1
+    return t
+
+
+@njit(cache=True)
+def _close_table(s, j, k, t):
+    # unlink t from the list of (j, k)
+    prev = -1
+    cur = s.head[j, k]
+    while cur != t:
+        prev = cur
+        cur = s.tnext[cur]
+    if prev < 0:
+        s.head[j, k] = s.tnext[t]
+    else:
+        s.tnext[prev] = s.tnext[t]
+    s.tnext[t] = s.scal[_FREE]
+    s.scal[_FREE] = t
+    s.scal[_N_FREE] += 1
+    s.scal[_N_TABLES] -= 1
+    s.tsize[t] = 0
+    if s.tover[t]:
+        s.o[j] -= 1
+    else:
+        s.m[j, k] -= 1
+        s.mk[k] -= 1
+        s.scal[_M_TOT] -= 1
+        if s.mk[k] == 0:
+            s.scal[_K] -= 1
+
+
+@njit(cache=True)
+def add_customer(s, j, k, rng):
+    """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
+
+    Existing table with probability proportional to its size, a new override
+    table with ``kappa`` (only ``j == k``), a new root table with
+    ``alpha * base_prob(k)``.
+    """
+    alpha = s.conc[0]
+    w_over = s.conc[2] if (j == k and j > 0) else 0.0
+    w_root = alpha * base_prob(s, k)
+    w_old = float(s.n[j, k])
+    u = rng.random() * (w_old + w_over + w_root)
+    s.n[j, k] += 1
+    s.nj[j] += 1
+    if u < w_old:
+        t = s.head[j, k]
+        acc = s.tsize[t]
+        while acc <= u:
+            t = s.tnext[t]
+            acc += s.tsize[t]
+        s.tsize[t] += 1
+        _log_op(s, _ADD_OLD, j, k, t)
+    else:
+        t = _open_table(s, j, k, 1 if u < w_old + w_over else 0)
+        _log_op(s, _ADD_NEW, j, k, t)
+
+
+@njit(cache=True)
+def remove_customer(s, j, k, rng):
+    """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
+    its table is drawn with probability proportional to the table size."""
+    u = rng.random() * s.n[j, k]
+    t = s.head[j, k]
+    acc = s.tsize[t]
+    while acc <= u:
+        t = s.tnext[t]
+        acc += s.tsize[t]
+    s.n[j, k] -= 1
+    s.nj[j] -= 1
+    if s.tsize[t] == 1:
+        over = s.tover[t]
+        _close_table(s, j, k, t)
+        _log_op(s, _REM_LAST, j, k, over)
+    else:
+        s.tsize[t] -= 1
+        _log_op(s, _REM_OLD, j, k, t)
+
+
+@njit(cache=True)
+def clear_log(s):
+    s.scal[_N_LOG] = 0
+
+
+@njit(cache=True)
+def undo(s):
+    """Undo every logged operation, newest first, and clear the log."""
+    for i in range(s.scal[_N_LOG] - 1, -1, -1):
+        op = s.log[i, 0]
+        j = s.log[i, 1]
+        k = s.log[i, 2]
+        t = s.log[i, 3]
+        if op == _ADD_OLD:
+            s.tsize[t] -= 1
+            s.n[j, k] -= 1
+            s.nj[j] -= 1
+        elif op == _ADD_NEW:
+            _close_table(s, j, k, t)
+            s.n[j, k] -= 1
+            s.nj[j] -= 1
+        elif op == _REM_OLD:
+            s.tsize[t] += 1
+            s.n[j, k] += 1
+            s.nj[j] += 1
+        else:
+            _open_table(s, j, k, t)  # t holds the override flag
+            s.n[j, k] += 1
+            s.nj[j] += 1
+    s.scal[_N_LOG] = 0
+
+
+@njit(cache=True)
+def is_free(s, k):
+    return s.occ[k] == 0 and s.mk[k] == 0 and s.nj[k] == 0
+
+
+@njit(cache=True)
+def free_label(s, start):
+    """Smallest free label >= ``start`` (>= 1), or -1 when none is left."""
+    for k in range(max(start, 1), s.n.shape[0]):
+        if is_free(s, k):
+            return k
+    return -1
+
+
+@njit(cache=True)
+def n_free_labels(s):
+    c = 0
+    for k in range(1, s.n.shape[0]):
+        if is_free(s, k):
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def seat_sequences(s, stats, x, Y, seq_first, update, rng):
+    """Seat the customers and emissions of a complete labelled sequence."""
+    for t in range(x.shape[0]):
+        j = 0 if seq_first[t] else x[t - 1]
+        add_customer(s, j, x[t], rng)
+        clear_log(s)
+        update(stats[x[t]], Y[t], 1.0)
+        s.occ[x[t]] += 1
+
+
+@njit(cache=True)
+def log_seating_prob(s):
+    """log p(s): product of the CRP seating probabilities (Makino Eq. 18-20,
+    with override tables weighted by kappa)."""
+    alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
+    C = s.n.shape[0]
+    lp = 0.0
+    la = math.log(alpha)
+    lk = math.log(kappa) if kappa > 0 else 0.0
+    for j in range(C):
+        if s.nj[j] == 0:
+            continue
+        c = alpha + (kappa if j > 0 else 0.0)
+        lp += math.lgamma(c) - math.lgamma(c + s.nj[j])
+        for k in range(C):
+            t = s.head[j, k]
+            while t >= 0:
+                lp += math.lgamma(s.tsize[t]) + (lk if s.tover[t] else la)
+                t = s.tnext[t]
+    mt = s.scal[_M_TOT]
+    lp += math.lgamma(gamma) - math.lgamma(gamma + mt) + s.scal[_K] * math.log(gamma)
+    for k in range(C):
+        if s.mk[k] > 0:
+            lp += math.lgamma(s.mk[k])
+    return lp
+
+
+def check_invariants(s, x=None, seq_first=None):
+    """Raise AssertionError if the seating is inconsistent (used by tests).
+
+    Checks table lists against the count arrays, no empty table in a list,
+    the free list, the root counts and, given the labelled sequence, that the
+    customers are exactly its transitions.
+    """
+    C = s.n.shape[0]
+    P = s.tsize.shape[0]
+    seen = np.zeros(P, bool)
+    n = np.zeros((C, C), np.int64)
+    m = np.zeros((C, C), np.int64)
+    o = np.zeros(C, np.int64)
+    for j in range(C):
+        for k in range(C):
+            t = s.head[j, k]
+            while t >= 0:
+                assert not seen[t], "table slot linked twice"
+                seen[t] = True
+                assert s.tsize[t] > 0, f"empty table in list ({j}, {k})"
+                n[j, k] += s.tsize[t]
+                if s.tover[t]:
+                    assert j == k and j > 0, "override table outside its own state"
+                    o[j] += 1
+                else:
+                    m[j, k] += 1
+                t = s.tnext[t]
+    assert np.array_equal(n, s.n), "customer counts disagree with tables"
+    assert np.array_equal(m, s.m), "root table counts disagree with tables"
+    assert np.array_equal(o, s.o), "override counts disagree with tables"
+    assert np.array_equal(s.nj, s.n.sum(axis=1)), "restaurant totals wrong"
+    assert np.array_equal(s.mk, s.m.sum(axis=0)), "root customers wrong"
+    assert s.scal[_M_TOT] == s.mk.sum(), "total root customers wrong"
+    assert s.scal[_K] == np.count_nonzero(s.mk), "number of dishes wrong"
+    assert s.scal[_N_TABLES] == seen.sum(), "table count wrong"
+    free = 0
+    t = s.scal[_FREE]
+    while t >= 0:
+        assert not seen[t], "free slot also in use"
+        seen[t] = True
+        free += 1
+        t = s.tnext[t]
+    assert free == s.scal[_N_FREE] and seen.all(), "free list broken"
+    assert s.n[:, 0].sum() == 0, "label 0 used as a dish"
+    if x is not None:
+        prev = np.where(seq_first, 0, np.roll(x, 1))
+        expect = np.zeros((C, C), np.int64)
+        np.add.at(expect, (prev, x), 1)
+        assert np.array_equal(expect, s.n), "customers are not the transitions of x"
+        assert np.array_equal(np.bincount(x, minlength=C), s.occ), "occupancy wrong"

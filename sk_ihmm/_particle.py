@@ -1,0 +1,215 @@
+"""Particle filter on the HCRP-HMM predictive (initialisation and scoring).
+
+Each particle carries its own copy of the seating *counts* (customers per
+restaurant and dish, root customers per dish) and of the emission statistics,
+starting from a posterior snapshot (or from nothing, for initialisation). A
+particle only ever *adds* customers, and adding needs no table identities:
+the customer opens a new root table with probability
+``alpha * p0(k) / (n_jk + alpha * p0(k) + kappa [j == k])``, so counts suffice.
+
+The proposal is the predictive itself (fully adapted): at step ``t`` a
+particle in state ``j`` gives every state ``k`` (existing ones and one new)
+the weight ``p(k | j, s) f_k(y_t)``; their sum is that particle's predictive
+likelihood of ``y_t`` and its incremental weight. The per-observation
+likelihood of Makino et al. Eq. (39) is ``l(y_t) = sum_p W_p sum_k w_pk`` with
+normalised weights ``W``. Systematic resampling when the effective sample
+size drops below half the particles.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["particle_filter", "snapshot_log_likelihoods", "initial_labels"]
+
+
+@njit(cache=True)
+def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
+               log_pred, update, hyp, rng, keep_paths, paths, anc):
+    T = Y.shape[0]
+    S = stats0.shape[1]
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    pn = np.zeros((P, C, C), np.int64)
+    pnj = np.zeros((P, C), np.int64)
+    pmk = np.zeros((P, C), np.int64)
+    pst = np.zeros((P, C, S))
+    for p in range(P):
+        pn[p, :K0 + 1, :K0 + 1] = n0
+        pnj[p, :K0 + 1] = nj0
+        pmk[p, :K0 + 1] = mk0
+        pst[p, :K0 + 1] = stats0
+    pmt = np.full(P, mk0.sum(), np.int64)
+    used = np.full(P, K0, np.int64)        # labels 1..used[p] exist in particle p
+    cur = np.zeros(P, np.int64)
+    logw = np.zeros(P)
+    # buffers for resampling
+    qn = np.zeros_like(pn)
+    qnj = np.zeros_like(pnj)
+    qmk = np.zeros_like(pmk)
+    qst = np.zeros_like(pst)
+    qmt = np.zeros_like(pmt)
+    qused = np.zeros_like(used)
+    qcur = np.zeros_like(cur)
+    a = np.empty(P, np.int64)
+    lw = np.empty(C)
+    out = np.empty(T)
+    lse = np.empty(P)
+    for t in range(T):
+        # ---- normalise weights, resample if the ESS is low ----
+        mx = logw.max()
+        tot = 0.0
+        for p in range(P):
+            tot += math.exp(logw[p] - mx)
+        ess_den = 0.0
+        for p in range(P):
+            wn = math.exp(logw[p] - mx) / tot
+            logw[p] = math.log(wn) if wn > 0 else -np.inf
+            ess_den += wn * wn
+        if 1.0 / ess_den < 0.5 * P:
+            u0 = rng.random() / P
+            c = 0
+            cum = math.exp(logw[0])
+            for p in range(P):
+                u = u0 + p / P
+                while u > cum and c < P - 1:
+                    c += 1
+                    cum += math.exp(logw[c])
+                a[p] = c
+            hi = used.max() + 1
+            for p in range(P):
+                c = a[p]
+                qn[p, :hi, :hi] = pn[c, :hi, :hi]
+                qnj[p, :hi] = pnj[c, :hi]
+                qmk[p, :hi] = pmk[c, :hi]
+                qst[p, :hi] = pst[c, :hi]
+                qmt[p] = pmt[c]
+                qused[p] = used[c]
+                qcur[p] = cur[c]
+            pn, qn = qn, pn
+            pnj, qnj = qnj, pnj
+            pmk, qmk = qmk, pmk
+            pst, qst = qst, pst
+            pmt, qmt = qmt, pmt
+            used, qused = qused, used
+            cur, qcur = qcur, cur
+            for p in range(P):
+                logw[p] = -math.log(P)
+        else:
+            for p in range(P):
+                a[p] = p
+        # ---- propagate ----
+        for p in range(P):
+            j = 0 if seq_first[t] else cur[p]
+            kappa_j = kappa if j > 0 else 0.0
+            den = pnj[p, j] + alpha + kappa_j
+            mt = pmt[p]
+            nk = used[p] + 1 if used[p] < C - 1 else used[p]
+            m_lw = -np.inf
+            for k in range(1, nk + 1):
+                p0 = pmk[p, k] / (mt + gamma) if pmk[p, k] > 0 else gamma / (mt + gamma)
+                num = pn[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
+                lw[k] = math.log(num / den) + log_pred(pst[p, k], hyp, Y[t])
+                if lw[k] > m_lw:
+                    m_lw = lw[k]
+            s = 0.0
+            for k in range(1, nk + 1):
+                s += math.exp(lw[k] - m_lw)
+            lse[p] = m_lw + math.log(s)
+            u = rng.random() * s
+            acc = 0.0
+            knew = nk
+            for k in range(1, nk + 1):
+                acc += math.exp(lw[k] - m_lw)
+                if u < acc:
+                    knew = k
+                    break
+            # seat the customer j -> knew (table choice from counts only)
+            p0 = pmk[p, knew] / (mt + gamma) if pmk[p, knew] > 0 else gamma / (mt + gamma)
+            w_root = alpha * p0
+            w_rest = pn[p, j, knew] + (kappa_j if j == knew else 0.0)
+            if rng.random() * (w_root + w_rest) < w_root:
+                pmk[p, knew] += 1
+                pmt[p] += 1
+            pn[p, j, knew] += 1
+            pnj[p, j] += 1
+            update(pst[p, knew], Y[t], 1.0)
+            if knew > used[p]:
+                used[p] = knew
+            cur[p] = knew
+            if keep_paths:
+                paths[t, p] = knew
+                anc[t, p] = a[p]
+        # ---- per-observation predictive likelihood, then weights ----
+        m2 = -np.inf
+        for p in range(P):
+            v = logw[p] + lse[p]
+            if v > m2:
+                m2 = v
+        s2 = 0.0
+        for p in range(P):
+            s2 += math.exp(logw[p] + lse[p] - m2)
+        out[t] = m2 + math.log(s2)
+        for p in range(P):
+            logw[p] += lse[p]
+    return out, logw
+
+
+def particle_filter(problem_like, Y, seq_first, base, n_particles, rng, n_extra=None,
+                    keep_paths=False):
+    """Run the filter from ``base`` (a Snapshot or ``None``).
+
+    Returns ``(log_lik_per_step, final_log_weights, paths, ancestors)``.
+    """
+    log_pred, update, hyp, n_stats, conc = problem_like
+    T = Y.shape[0]
+    if base is None:
+        K0 = 0
+        n0 = np.zeros((1, 1), np.int64)
+        mk0 = np.zeros(1, np.int64)
+        nj0 = np.zeros(1, np.int64)
+        stats0 = np.zeros((1, n_stats))
+    else:
+        K0 = base.n.shape[0] - 1
+        n0, stats0, conc = base.n, base.stats, base.conc
+        nj0 = n0.sum(axis=1)
+        mk0 = base.m.sum(axis=0)
+    if n_extra is None:
+        n_extra = min(T, 32)
+    C = K0 + 1 + int(n_extra)
+    paths = np.zeros((T if keep_paths else 1, n_particles), np.int64)
+    anc = np.zeros_like(paths)
+    out, logw = _pf_kernel(
+        n0.astype(np.int64), mk0.astype(np.int64), nj0.astype(np.int64),
+        np.ascontiguousarray(stats0, dtype=np.float64), K0, np.asarray(conc, dtype=float),
+        Y, seq_first, int(n_particles), C, log_pred, update, hyp, rng, keep_paths, paths, anc,
+    )
+    return out, logw, paths, anc
+
+
+def initial_labels(problem, n_particles, rng):
+    """Initial labelling by a particle filter from the empty seating (Makino
+    et al. 2011, Section 5.1): the path of one particle drawn by its final
+    weight, labels >= 1."""
+    kern = (problem.log_pred, problem.update, problem.hyp, problem.n_stats, problem.conc0)
+    _, logw, paths, anc = particle_filter(
+        kern, problem.Y, problem.seq_first, None, n_particles, rng,
+        n_extra=min(problem.Y.shape[0], 64), keep_paths=True,
+    )
+    w = np.exp(logw - logw.max())
+    p = int(rng.choice(n_particles, p=w / w.sum()))
+    T = problem.Y.shape[0]
+    x = np.empty(T, np.int64)
+    for t in range(T - 1, -1, -1):
+        x[t] = paths[t, p]
+        p = anc[t, p]
+    return x
+
+
+def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng):
+    """``(n_snapshots, n_timesteps)`` per-observation log predictive likelihoods."""
+    out = np.empty((len(snapshots), Y.shape[0]))
+    kern = (problem.log_pred, problem.update, problem.hyp, problem.n_stats, None)
+    for i, snap in enumerate(snapshots):
+        out[i] = particle_filter(kern, Y, seq_first, snap, n_particles, rng)[0]
+    return out

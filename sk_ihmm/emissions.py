@@ -1,0 +1,652 @@
+"""Collapsed conjugate emission families.
+
+Every family exposes the same small interface, shared by all samplers:
+
+* a Python object (an sklearn-style estimator, so ``emission__concentration``
+  can be grid-searched) that validates data, turns its hyperparameters into a
+  flat ``float64`` array ``hyp`` and summarises per-state statistics;
+* two numba kernels, passed as first-class functions into every sampler kernel:
+
+  ``log_pred(stats_row, hyp, y_row) -> float``
+      log posterior predictive density of one observation ``y_row`` under a
+      state whose sufficient statistics are ``stats_row`` (all zeros = the
+      prior predictive of a brand-new state);
+  ``update(stats_row, y_row, sign)``
+      add (``sign=+1``) or remove (``sign=-1``) one observation in place.
+
+  and two kernels used by the non-collapsed sampler (``pgas``):
+
+  ``sample_param(stats_row, hyp, rng, out_row)``
+      draw explicit parameters from the posterior given ``stats_row``;
+  ``param_loglik(param_row, y_row) -> float``
+      log density of one observation under explicit parameters.
+
+Per-state statistics are rows of one ``(capacity, n_stats)`` float array,
+observations are rows of one ``(n_timesteps, n_features)`` float array (a
+categorical symbol is stored as a float holding an integer).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+from scipy.special import gammaln
+from sklearn.base import BaseEstimator
+
+__all__ = [
+    "EmissionFamily",
+    "Categorical",
+    "Gaussian",
+    "MultivariateGaussian",
+    "make_emission",
+]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+# --------------------------------------------------------------------------
+# Categorical with a symmetric Dirichlet prior.
+# stats = [count_0, ..., count_{V-1}, total];  hyp = [concentration, V]
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _cat_log_pred(stats, hyp, y):
+    v = int(y[0])
+    n_sym = stats.shape[0] - 1
+    return math.log((stats[v] + hyp[0]) / (stats[n_sym] + n_sym * hyp[0]))
+
+
+@njit(cache=True)
+def _cat_update(stats, y, sign):
+    stats[int(y[0])] += sign
+    stats[stats.shape[0] - 1] += sign
+
+
+@njit(cache=True)
+def _cat_sample_param(stats, hyp, rng, out):
+    # out = log probabilities of the symbols, drawn from the Dirichlet posterior
+    n_sym = stats.shape[0] - 1
+    tot = 0.0
+    for v in range(n_sym):
+        g = rng.gamma(stats[v] + hyp[0], 1.0)
+        out[v] = g
+        tot += g
+    for v in range(n_sym):
+        out[v] = math.log(max(out[v] / tot, 1e-300))
+
+
+@njit(cache=True)
+def _cat_param_loglik(param, y):
+    return param[int(y[0])]
+
+
+# --------------------------------------------------------------------------
+# 1-D Gaussian with a Normal-Inverse-Gamma prior.
+# sigma^2 ~ InvGamma(a0, b0), mu | sigma^2 ~ N(mu0, sigma^2 / lambda0).
+# stats = [n, mean, M2] (Welford, so removal is as stable as addition)
+# hyp = [mu0, lambda0, a0, b0]
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _nig_posterior(stats, hyp):
+    n = stats[0]
+    mu0, lam0, a0, b0 = hyp[0], hyp[1], hyp[2], hyp[3]
+    lam_n = lam0 + n
+    if n > 0:
+        mean = stats[1]
+        mu_n = (lam0 * mu0 + n * mean) / lam_n
+        b_n = b0 + 0.5 * stats[2] + 0.5 * lam0 * n * (mean - mu0) ** 2 / lam_n
+    else:
+        mu_n = mu0
+        b_n = b0
+    return mu_n, lam_n, a0 + 0.5 * n, b_n
+
+
+@njit(cache=True)
+def _gauss_log_pred(stats, hyp, y):
+    mu_n, lam_n, a_n, b_n = _nig_posterior(stats, hyp)
+    nu = 2.0 * a_n
+    scale2 = b_n * (lam_n + 1.0) / (a_n * lam_n)
+    z = (y[0] - mu_n) ** 2 / (nu * scale2)
+    return (
+        math.lgamma(0.5 * (nu + 1.0))
+        - math.lgamma(0.5 * nu)
+        - 0.5 * math.log(nu * math.pi * scale2)
+        - 0.5 * (nu + 1.0) * math.log1p(z)
+    )
+
+
+@njit(cache=True)
+def _gauss_update(stats, y, sign):
+    n_old = stats[0]
+    n_new = n_old + sign
+    x = y[0]
+    if n_new <= 0.0:
+        stats[0] = 0.0
+        stats[1] = 0.0
+        stats[2] = 0.0
+        return
+    mean_old = stats[1]
+    if sign > 0:
+        mean_new = mean_old + (x - mean_old) / n_new
+        stats[2] += (x - mean_old) * (x - mean_new)
+    else:
+        mean_new = (n_old * mean_old - x) / n_new
+        stats[2] -= (x - mean_new) * (x - mean_old)
+        if stats[2] < 0.0:
+            stats[2] = 0.0
+    stats[0] = n_new
+    stats[1] = mean_new
+
+
+@njit(cache=True)
+def _gauss_sample_param(stats, hyp, rng, out):
+    # out = [mean, variance]
+    mu_n, lam_n, a_n, b_n = _nig_posterior(stats, hyp)
+    var = b_n / rng.gamma(a_n, 1.0)
+    out[0] = mu_n + math.sqrt(var / lam_n) * rng.standard_normal()
+    out[1] = var
+
+
+@njit(cache=True)
+def _gauss_param_loglik(param, y):
+    d = y[0] - param[0]
+    return -0.5 * (_LOG_2PI + math.log(param[1]) + d * d / param[1])
+
+
+# --------------------------------------------------------------------------
+# D-dimensional Gaussian with a Normal-Inverse-Wishart prior.
+# Sigma ~ IW(nu0, Psi0), mu | Sigma ~ N(mu0, Sigma / kappa0).
+# stats = [n, mean (D), M2 (D*D, row-major)]
+# hyp = [D, kappa0, nu0, mu0 (D), Psi0 (D*D)]
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _niw_posterior(stats, hyp):
+    d = int(hyp[0])
+    k0, nu0 = hyp[1], hyp[2]
+    n = stats[0]
+    mu0 = hyp[3:3 + d]
+    psi = hyp[3 + d:3 + d + d * d].reshape((d, d)).copy()
+    k_n = k0 + n
+    mu_n = mu0.copy()
+    if n > 0:
+        mean = stats[1:1 + d]
+        m2 = stats[1 + d:1 + d + d * d].reshape((d, d))
+        diff = mean - mu0
+        c = k0 * n / k_n
+        for i in range(d):
+            mu_n[i] = (k0 * mu0[i] + n * mean[i]) / k_n
+            for j in range(d):
+                psi[i, j] += m2[i, j] + c * diff[i] * diff[j]
+    return d, mu_n, k_n, nu0 + n, psi
+
+
+@njit(cache=True)
+def _mvn_log_pred(stats, hyp, y):
+    d, mu_n, k_n, nu_n, psi = _niw_posterior(stats, hyp)
+    dof = nu_n - d + 1.0
+    shape = psi * ((k_n + 1.0) / (k_n * dof))
+    chol = np.linalg.cholesky(shape)
+    diff = y[:d] - mu_n
+    # forward substitution  L z = diff
+    z = np.empty(d)
+    logdet = 0.0
+    maha = 0.0
+    for i in range(d):
+        s = diff[i]
+        for j in range(i):
+            s -= chol[i, j] * z[j]
+        z[i] = s / chol[i, i]
+        maha += z[i] * z[i]
+        logdet += math.log(chol[i, i])
+    return (
+        math.lgamma(0.5 * (dof + d))
+        - math.lgamma(0.5 * dof)
+        - 0.5 * d * math.log(dof * math.pi)
+        - logdet
+        - 0.5 * (dof + d) * math.log1p(maha / dof)
+    )
+
+
+@njit(cache=True)
+def _mvn_update(stats, y, sign):
+    d = int(round((math.sqrt(4.0 * stats.shape[0] - 3.0) - 1.0) / 2.0))
+    n_old = stats[0]
+    n_new = n_old + sign
+    if n_new <= 0.0:
+        stats[:] = 0.0
+        return
+    mean = stats[1:1 + d]
+    m2 = stats[1 + d:1 + d + d * d].reshape((d, d))
+    old = mean.copy()
+    if sign > 0:
+        for i in range(d):
+            mean[i] = old[i] + (y[i] - old[i]) / n_new
+        for i in range(d):
+            for j in range(d):
+                m2[i, j] += (y[i] - old[i]) * (y[j] - mean[j])
+    else:
+        for i in range(d):
+            mean[i] = (n_old * old[i] - y[i]) / n_new
+        for i in range(d):
+            for j in range(d):
+                m2[i, j] -= (y[i] - mean[i]) * (y[j] - old[j])
+    stats[0] = n_new
+
+
+@njit(cache=True)
+def _mvn_sample_param(stats, hyp, rng, out):
+    # out = [mean (D), lower Cholesky factor of the covariance (D*D)]
+    d, mu_n, k_n, nu_n, psi = _niw_posterior(stats, hyp)
+    # Sigma ~ IW(nu_n, psi): draw W ~ Wishart(nu_n, psi^-1) by Bartlett, Sigma = W^-1
+    lpsi_inv = np.linalg.cholesky(np.linalg.inv(psi))
+    a = np.zeros((d, d))
+    for i in range(d):
+        a[i, i] = math.sqrt(2.0 * rng.gamma(0.5 * (nu_n - i), 1.0))
+        for j in range(i):
+            a[i, j] = rng.standard_normal()
+    la = lpsi_inv @ a
+    sigma = np.linalg.inv(la @ la.T)
+    sigma = 0.5 * (sigma + sigma.T)
+    chol = np.linalg.cholesky(sigma)
+    z = np.empty(d)
+    for i in range(d):
+        z[i] = rng.standard_normal()
+    mean = mu_n + (chol @ z) / math.sqrt(k_n)
+    out[:d] = mean
+    out[d:d + d * d] = chol.reshape(d * d)
+
+
+@njit(cache=True)
+def _mvn_param_loglik(param, y):
+    d = int(round((math.sqrt(4.0 * param.shape[0] + 1.0) - 1.0) / 2.0))
+    chol = param[d:d + d * d].reshape((d, d))
+    z = np.empty(d)
+    maha = 0.0
+    logdet = 0.0
+    for i in range(d):
+        s = y[i] - param[i]
+        for j in range(i):
+            s -= chol[i, j] * z[j]
+        z[i] = s / chol[i, i]
+        maha += z[i] * z[i]
+        logdet += math.log(chol[i, i])
+    return -0.5 * d * _LOG_2PI - logdet - 0.5 * maha
+
+
+# --------------------------------------------------------------------------
+# Python-facing families
+# --------------------------------------------------------------------------
+class EmissionFamily(BaseEstimator):
+    """Base class of the collapsed conjugate emission families.
+
+    Subclasses define the numba kernels (class attributes, see the module
+    docstring) and the methods below. Instances hold only hyperparameters;
+    data-dependent quantities are returned, never stored, so one instance can
+    be shared by several estimators and by :func:`sklearn.base.clone`.
+    """
+
+    #: name used in messages and in ``emission=`` strings
+    name = ""
+
+    def _check_X(self, X):
+        """Validate observations; return a float64 ``(n, n_features)`` array."""
+        raise NotImplementedError
+
+    def _hyp(self, n_features):
+        """Flat float64 array of hyperparameters for the kernels."""
+        raise NotImplementedError
+
+    def _n_stats(self, n_features):
+        """Length of one row of per-state sufficient statistics."""
+        raise NotImplementedError
+
+    def _n_params(self, n_features):
+        """Length of one row of explicit parameters (for ``pgas``)."""
+        raise NotImplementedError
+
+    def _summary(self, stats, hyp):
+        """Posterior-mean parameters (dict of fitted attributes) of states."""
+        raise NotImplementedError
+
+    def _dim(self, X):
+        """Dimension the kernels need: alphabet size or number of features."""
+        raise NotImplementedError
+
+    def _log_marginal_stats(self, stats, hyp):
+        """Closed-form log marginal likelihood of each row of statistics."""
+        raise NotImplementedError
+
+    def _draw_many(self, summary, states, rng):
+        """Observations ``(len(states), n_features)`` given states of a summary."""
+        raise NotImplementedError
+
+    def log_marginal(self, Y):
+        """Closed-form log marginal likelihood of observations ``Y`` in one state.
+
+        Used by tests (against the product of predictives) and by the exact
+        enumeration of small posteriors.
+        """
+        raise NotImplementedError
+
+    @property
+    def kernels(self):
+        """``(log_pred, update, sample_param, param_loglik)`` numba kernels."""
+        return (self._log_pred, self._update, self._sample_param, self._param_loglik)
+
+
+class Categorical(EmissionFamily):
+    """Categorical emissions with a symmetric Dirichlet prior.
+
+    Parameters
+    ----------
+    concentration : float, default=0.5
+        Dirichlet pseudo-count added to every symbol.
+    n_symbols : int or None, default=None
+        Size of the alphabet. ``None`` takes ``max(X) + 1`` of the training
+        data; set it when held-out data may contain symbols unseen in training.
+    """
+
+    name = "categorical"
+    _log_pred = staticmethod(_cat_log_pred)
+    _update = staticmethod(_cat_update)
+    _sample_param = staticmethod(_cat_sample_param)
+    _param_loglik = staticmethod(_cat_param_loglik)
+
+    def __init__(self, concentration=0.5, n_symbols=None):
+        self.concentration = concentration
+        self.n_symbols = n_symbols
+
+    def _validate_params(self):
+        if not (np.isfinite(self.concentration) and self.concentration > 0):
+            raise ValueError(
+                f"Categorical concentration must be a positive float, got {self.concentration!r}."
+            )
+        if self.n_symbols is not None and (
+            int(self.n_symbols) != self.n_symbols or self.n_symbols < 1
+        ):
+            raise ValueError(f"n_symbols must be a positive integer or None, got {self.n_symbols!r}.")
+
+    def _check_X(self, X, n_symbols=None):
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != 1:
+            raise ValueError(
+                "Categorical emissions expect X of shape (n_samples, 1) holding integer "
+                f"symbols; got shape {X.shape}."
+            )
+        if X.dtype.kind == "b":
+            X = X.astype(np.int64)
+        if X.dtype.kind not in "iuf":
+            raise ValueError(f"Categorical emissions expect integer symbols; got dtype {X.dtype}.")
+        if X.dtype.kind == "f":
+            if not np.all(np.isfinite(X)):
+                raise ValueError("Input X contains NaN or infinity.")
+            if np.any(X != np.round(X)):
+                raise ValueError("Categorical emissions expect integer symbols; X has non-integer values.")
+        if X.size and X.min() < 0:
+            raise ValueError(f"Categorical symbols must be non-negative; got minimum {X.min()}.")
+        if n_symbols is not None and X.size and X.max() >= n_symbols:
+            raise ValueError(
+                f"Symbol {int(X.max())} is outside the alphabet of {n_symbols} symbols seen "
+                "in fit; set emission=Categorical(n_symbols=...) to reserve room for it."
+            )
+        return X.astype(np.float64)
+
+    def _dim(self, X):
+        return self._resolve_n_symbols(X)
+
+    def _log_marginal_stats(self, stats, hyp):
+        counts = stats[:, :-1]
+        b, V = hyp[0], counts.shape[1]
+        return (gammaln(V * b) - gammaln(V * b + stats[:, -1])
+                + np.sum(gammaln(counts + b) - gammaln(b), axis=1))
+
+    def _draw_many(self, summary, states, rng):
+        cdf = np.cumsum(summary["emissionprob_"][states], axis=1)
+        u = rng.random(states.shape[0])[:, None] * cdf[:, -1:]
+        return (u >= cdf).sum(axis=1).astype(np.int64)[:, None]
+
+    def _resolve_n_symbols(self, X):
+        if self.n_symbols is not None:
+            if X.size and X.max() >= self.n_symbols:
+                raise ValueError(
+                    f"Symbol {int(X.max())} is outside the alphabet of n_symbols={self.n_symbols}."
+                )
+            return int(self.n_symbols)
+        return int(X.max()) + 1
+
+    def _hyp(self, n_symbols):
+        return np.array([float(self.concentration), float(n_symbols)])
+
+    def _n_stats(self, n_symbols):
+        return n_symbols + 1
+
+    def _n_params(self, n_symbols):
+        return n_symbols
+
+    def _summary(self, stats, hyp):
+        counts = stats[:, :-1]
+        probs = (counts + hyp[0]) / (counts.sum(axis=1, keepdims=True) + counts.shape[1] * hyp[0])
+        return {"emissionprob_": probs}
+
+    def log_marginal(self, Y, n_symbols):
+        y = np.asarray(Y, dtype=np.int64).ravel()
+        counts = np.bincount(y, minlength=n_symbols).astype(float)
+        stats = np.concatenate([counts, [counts.sum()]])[None, :]
+        return float(self._log_marginal_stats(stats, self._hyp(n_symbols))[0])
+
+
+class Gaussian(EmissionFamily):
+    """One-dimensional Gaussian emissions with a Normal-Inverse-Gamma prior.
+
+    ``sigma^2 ~ InvGamma(a0, b0)`` and ``mu | sigma^2 ~ N(mu0, sigma^2 / lambda0)``.
+    The prior is on the scale of the data: standardise data on another scale
+    (for example with :class:`sklearn.preprocessing.StandardScaler` in a
+    pipeline) or set ``mu0`` and ``b0`` accordingly.
+
+    Parameters
+    ----------
+    mu0 : float, default=0.0
+    lambda0 : float, default=1.0
+    a0 : float, default=1.0
+    b0 : float, default=1.0
+    """
+
+    name = "gaussian"
+    _log_pred = staticmethod(_gauss_log_pred)
+    _update = staticmethod(_gauss_update)
+    _sample_param = staticmethod(_gauss_sample_param)
+    _param_loglik = staticmethod(_gauss_param_loglik)
+
+    def __init__(self, mu0=0.0, lambda0=1.0, a0=1.0, b0=1.0):
+        self.mu0 = mu0
+        self.lambda0 = lambda0
+        self.a0 = a0
+        self.b0 = b0
+
+    def _validate_params(self):
+        if not np.isfinite(self.mu0):
+            raise ValueError(f"Gaussian mu0 must be finite, got {self.mu0!r}.")
+        for name in ("lambda0", "a0", "b0"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise ValueError(f"Gaussian {name} must be a positive float, got {v!r}.")
+
+    def _check_X(self, X, n_symbols=None):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != 1:
+            raise ValueError(
+                "Gaussian emissions expect X of shape (n_samples, 1); got shape "
+                f"{X.shape}. Use emission='multivariate_gaussian' for several features."
+            )
+        return X
+
+    def _hyp(self, n_features):
+        return np.array([self.mu0, self.lambda0, self.a0, self.b0], dtype=np.float64)
+
+    def _n_stats(self, n_features):
+        return 3
+
+    def _n_params(self, n_features):
+        return 2
+
+    def _summary(self, stats, hyp):
+        n, mean, m2 = stats[:, 0], stats[:, 1], stats[:, 2]
+        mu0, lam0, a0, b0 = hyp
+        lam_n = lam0 + n
+        mu_n = (lam0 * mu0 + n * mean) / lam_n
+        b_n = b0 + 0.5 * m2 + 0.5 * lam0 * n * (mean - mu0) ** 2 / lam_n
+        a_n = a0 + 0.5 * n
+        # posterior mean of sigma^2 (a_n > 1) or its mode otherwise
+        var = np.where(a_n > 1, b_n / np.maximum(a_n - 1, 1e-12), b_n / (a_n + 1))
+        return {"means_": mu_n[:, None], "covars_": var[:, None]}
+
+    def _dim(self, X):
+        return 1
+
+    def _draw_many(self, summary, states, rng):
+        return rng.normal(summary["means_"][states, 0], np.sqrt(summary["covars_"][states, 0]))[:, None]
+
+    def _log_marginal_stats(self, stats, hyp):
+        n, mean, m2 = stats[:, 0], stats[:, 1], stats[:, 2]
+        mu0, lam0, a0, b0 = hyp
+        lam_n = lam0 + n
+        a_n = a0 + 0.5 * n
+        b_n = b0 + 0.5 * m2 + 0.5 * lam0 * n * (mean - mu0) ** 2 / lam_n
+        return (gammaln(a_n) - gammaln(a0) + a0 * np.log(b0) - a_n * np.log(b_n)
+                + 0.5 * (np.log(lam0) - np.log(lam_n)) - 0.5 * n * np.log(2 * np.pi))
+
+    def log_marginal(self, Y, n_symbols=None):
+        y = np.asarray(Y, dtype=np.float64).ravel()
+        n = y.size
+        if n == 0:
+            return 0.0
+        mean = y.mean()
+        stats = np.array([[n, mean, np.sum((y - mean) ** 2)]])
+        return float(self._log_marginal_stats(stats, self._hyp(1))[0])
+
+
+class MultivariateGaussian(EmissionFamily):
+    """D-dimensional Gaussian emissions with a Normal-Inverse-Wishart prior.
+
+    ``Sigma ~ IW(nu0, psi0 * I)`` and ``mu | Sigma ~ N(mu0, Sigma / kappa0)``.
+
+    Parameters
+    ----------
+    mu0 : float or array-like of shape (n_features,), default=0.0
+    kappa0 : float, default=1.0
+    nu0 : float or None, default=None
+        Degrees of freedom; ``None`` means ``n_features + 2``.
+    psi0 : float, default=1.0
+        Scale of the identity scale matrix of the inverse Wishart.
+    """
+
+    name = "multivariate_gaussian"
+    _log_pred = staticmethod(_mvn_log_pred)
+    _update = staticmethod(_mvn_update)
+    _sample_param = staticmethod(_mvn_sample_param)
+    _param_loglik = staticmethod(_mvn_param_loglik)
+
+    def __init__(self, mu0=0.0, kappa0=1.0, nu0=None, psi0=1.0):
+        self.mu0 = mu0
+        self.kappa0 = kappa0
+        self.nu0 = nu0
+        self.psi0 = psi0
+
+    def _validate_params(self):
+        for name in ("kappa0", "psi0"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise ValueError(f"MultivariateGaussian {name} must be a positive float, got {v!r}.")
+        if not np.all(np.isfinite(np.asarray(self.mu0, dtype=float))):
+            raise ValueError("MultivariateGaussian mu0 must be finite.")
+
+    def _check_X(self, X, n_symbols=None):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"Expected X of shape (n_samples, n_features); got shape {X.shape}.")
+        return X
+
+    def _nu0(self, d):
+        nu0 = d + 2.0 if self.nu0 is None else float(self.nu0)
+        if nu0 <= d - 1:
+            raise ValueError(f"nu0 must exceed n_features - 1 = {d - 1}; got {nu0}.")
+        return nu0
+
+    def _hyp(self, d):
+        mu0 = np.broadcast_to(np.asarray(self.mu0, dtype=float), (d,))
+        psi = np.eye(d) * float(self.psi0)
+        return np.concatenate([[d, self.kappa0, self._nu0(d)], mu0, psi.ravel()]).astype(np.float64)
+
+    def _n_stats(self, d):
+        return 1 + d + d * d
+
+    def _n_params(self, d):
+        return d + d * d
+
+    def _summary(self, stats, hyp):
+        d = int(hyp[0])
+        k0, nu0 = hyp[1], hyp[2]
+        mu0 = hyp[3:3 + d]
+        psi0 = hyp[3 + d:].reshape(d, d)
+        n = stats[:, 0]
+        mean = stats[:, 1:1 + d]
+        m2 = stats[:, 1 + d:].reshape(-1, d, d)
+        k_n = k0 + n
+        mu_n = (k0 * mu0 + n[:, None] * mean) / k_n[:, None]
+        diff = mean - mu0
+        psi_n = psi0 + m2 + (k0 * n / k_n)[:, None, None] * diff[:, :, None] * diff[:, None, :]
+        nu_n = nu0 + n
+        denom = np.where(nu_n > d + 1, nu_n - d - 1, nu_n + d + 1)
+        return {"means_": mu_n, "covars_": psi_n / denom[:, None, None]}
+
+    def _dim(self, X):
+        return X.shape[1]
+
+    def _draw_many(self, summary, states, rng):
+        chol = np.linalg.cholesky(summary["covars_"][states])
+        z = rng.standard_normal((states.shape[0], chol.shape[1]))
+        return summary["means_"][states] + np.einsum("nij,nj->ni", chol, z)
+
+    def _log_marginal_stats(self, stats, hyp):
+        from scipy.special import multigammaln
+
+        d = int(hyp[0])
+        k0, nu0 = hyp[1], hyp[2]
+        mu0 = hyp[3:3 + d]
+        psi0 = hyp[3 + d:].reshape(d, d)
+        n = stats[:, 0]
+        mean = stats[:, 1:1 + d]
+        m2 = stats[:, 1 + d:].reshape(-1, d, d)
+        k_n, nu_n = k0 + n, nu0 + n
+        diff = mean - mu0
+        psi_n = psi0 + m2 + (k0 * n / k_n)[:, None, None] * diff[:, :, None] * diff[:, None, :]
+        return (-0.5 * n * d * np.log(np.pi) + multigammaln(0.5 * nu_n, d)
+                - multigammaln(0.5 * nu0, d) + 0.5 * nu0 * np.linalg.slogdet(psi0)[1]
+                - 0.5 * nu_n * np.linalg.slogdet(psi_n)[1] + 0.5 * d * (np.log(k0) - np.log(k_n)))
+
+    def log_marginal(self, Y, n_symbols=None):
+        y = np.asarray(Y, dtype=np.float64)
+        n, d = y.shape
+        if n == 0:
+            return 0.0
+        mean = y.mean(axis=0)
+        stats = np.concatenate([[n], mean, ((y - mean).T @ (y - mean)).ravel()])[None, :]
+        return float(self._log_marginal_stats(stats, self._hyp(d))[0])
+
+
+_FAMILIES = {
+    "categorical": Categorical,
+    "gaussian": Gaussian,
+    "multivariate_gaussian": MultivariateGaussian,
+}
+
+
+def make_emission(emission):
+    """Return an emission family instance from a string or an instance."""
+    if isinstance(emission, EmissionFamily):
+        return emission
+    if isinstance(emission, str) and emission in _FAMILIES:
+        return _FAMILIES[emission]()
+    raise ValueError(
+        f"Unknown emission {emission!r}; expected one of {sorted(_FAMILIES)} or an "
+        "EmissionFamily instance."
+    )

@@ -1,0 +1,93 @@
+"""State shared by the collapsed (RCD) samplers: labels, seating, emission stats.
+
+Every RCD sampler works on a :class:`CollapsedState` and differs only in the
+move it makes; they share the seating kernels of :mod:`sk_ihmm._hcrp`, the
+emission kernels and the hyperparameter updates of :mod:`sk_ihmm._hyper`.
+"""
+
+import numpy as np
+
+from .. import _hcrp
+from .._hyper import resample_concentrations
+
+
+class CollapsedState:
+    """Mutable chain state of the collapsed HCRP-HMM samplers.
+
+    Attributes
+    ----------
+    x : ndarray of shape (n_timesteps,), int64
+        Hidden state labels (>= 1; label 0 is the start restaurant).
+    seating : sk_ihmm._hcrp.Seating
+        Tables of every restaurant and of the root.
+    stats : ndarray of shape (capacity, n_stats)
+        Emission sufficient statistics per label.
+    log_joint : float
+        ``log p(x, tables, y)`` after the last sweep.
+    """
+
+    def __init__(self, x, seating, stats):
+        self.x = x
+        self.seating = seating
+        self.stats = stats
+        self.log_joint = np.nan
+
+    # the fields every sampler state exposes (see sk_ihmm.samplers)
+    @property
+    def conc(self):
+        return self.seating.conc
+
+    @property
+    def n(self):
+        return self.seating.n
+
+    @property
+    def m(self):
+        return self.seating.m
+
+    @property
+    def o(self):
+        return self.seating.o
+
+    def ensure_capacity(self, labels=2, tables=8, log=8):
+        """Grow seating and statistics so a move has room (doubling)."""
+        s = _hcrp.ensure_capacity(self.seating, labels, tables, log)
+        if s is not self.seating:
+            C = s.n.shape[0]
+            if C > self.stats.shape[0]:
+                stats = np.zeros((C, self.stats.shape[1]))
+                stats[: self.stats.shape[0]] = self.stats
+                self.stats = stats
+            self.seating = s
+
+
+def init_collapsed(problem, x0, rng):
+    """Seat the labelled sequence ``x0`` (labels >= 1) customer by customer."""
+    x = np.ascontiguousarray(x0, dtype=np.int64).copy()
+    C = max(16, 2 * int(x.max()) + 2)
+    s = _hcrp.new_seating(C, 2 * x.shape[0] + 16, 64, *problem.conc0)
+    stats = np.zeros((C, problem.n_stats))
+    _hcrp.seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.update, rng)
+    state = CollapsedState(x, s, stats)
+    state.log_joint = log_joint(state, problem)
+    return state
+
+
+def log_joint(state, problem):
+    """``log p(x, tables, y)`` with emission parameters integrated out."""
+    s = state.seating
+    used = s.occ > 0
+    return float(_hcrp.log_seating_prob(s)
+                 + problem.emission._log_marginal_stats(state.stats[used], problem.hyp).sum())
+
+
+def finish_sweep(state, problem, rng):
+    """Resample concentrations (when asked) and refresh ``log_joint``."""
+    if any(problem.resample):
+        s = state.seating
+        new = resample_concentrations(
+            s.conc, s.nj, int(s.scal[_hcrp._M_TOT]), int(s.o.sum()), int(s.scal[_hcrp._K]),
+            problem.priors, problem.resample, rng,
+        )
+        s.conc[:] = new
+    state.log_joint = log_joint(state, problem)

@@ -1,0 +1,144 @@
+"""Step-wise Gibbs sampling through the restricted collapsed draw (``rcd_gibbs``).
+
+Makino et al. (2011), Section 4.1 and Algorithm 5. For each time step ``t``
+(in random order) with neighbours ``p = x[t-1]`` (the start restaurant 0 at
+the beginning of a sequence) and ``q = x[t+1]`` (absent at the end):
+
+1. remove the customers ``x_t -> q`` and ``p -> x_t`` and the emission
+   ``y_t``, each removal drawing which table the customer leaves, and collect
+   ``r_old``, the product of the predictive probabilities of what was removed
+   evaluated just after its removal;
+2. propose ``x*`` from Eq. (33): every served state, plus ``q`` when no root
+   table serves it (the "delta" term of Eq. 33), plus one fresh label, with
+   weight ``p(k | s_p) * f_k(y_t) * p(q | s_k)``; an unserved label gets the
+   root's new-dish mass (Eq. 32);
+3. add the customers back for ``x*`` collecting ``r*`` (Eq. 28-31: each factor is
+   the predictive of the customer just before it is seated);
+4. accept with ``min(1, r* / r_old * q(x_old) / q(x*))`` (Eq. 29); on rejection
+   replay the undo log, which restores the *exact* old tables.
+
+The fresh label is ``x_old`` itself when removing ``t`` emptied it, so
+``q(x_old)`` is always a candidate weight.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import _hcrp
+from .._hcrp import add_customer, get_prob, remove_customer
+from ._collapsed import finish_sweep, init_collapsed
+
+__all__ = ["init", "step"]
+
+
+@njit(cache=True)
+def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
+                 log_pred, update, hyp, rng, cand, logw):
+    """Gibbs-update ``x[order[start:]]``; stop early when capacity runs low.
+
+    Returns ``(stop, n_accepted)``: ``stop == len(order)`` when done, else
+    the position in ``order`` to resume from after growing the state.
+    """
+    n_acc = 0
+    C = s.n.shape[0]
+    for i in range(start, order.shape[0]):
+        if s.scal[3] < 8:
+            return i, n_acc
+        fresh = _hcrp.free_label(s, 1)
+        if fresh < 0:
+            return i, n_acc
+        t = order[i]
+        old = x[t]
+        p = 0 if seq_first[t] else x[t - 1]
+        q = -1 if seq_last[t] else x[t + 1]
+        _hcrp.clear_log(s)
+        # ---- remove (Algorithm 5, reverse order of addition) ----
+        log_r_old = 0.0
+        if q > 0:
+            remove_customer(s, old, q, rng)
+            log_r_old += math.log(get_prob(s, old, q))
+        update(stats[old], Y[t], -1.0)
+        s.occ[old] -= 1
+        log_r_old += log_pred(stats[old], hyp, Y[t])
+        remove_customer(s, p, old, rng)
+        log_r_old += math.log(get_prob(s, p, old))
+        if _hcrp.is_free(s, old):
+            fresh = old
+        # ---- proposal, Eq. (33) ----
+        nc = 0
+        for k in range(1, C):
+            if s.mk[k] > 0 or k == q or k == fresh:
+                cand[nc] = k
+                lw = math.log(get_prob(s, p, k)) + log_pred(stats[k], hyp, Y[t])
+                if q > 0:
+                    lw += math.log(get_prob(s, k, q))
+                logw[nc] = lw
+                nc += 1
+        mx = logw[0]
+        for c in range(1, nc):
+            if logw[c] > mx:
+                mx = logw[c]
+        tot = 0.0
+        for c in range(nc):
+            tot += math.exp(logw[c] - mx)
+        u = rng.random() * tot
+        acc = 0.0
+        c_new = nc - 1
+        for c in range(nc):
+            acc += math.exp(logw[c] - mx)
+            if u < acc:
+                c_new = c
+                break
+        new = cand[c_new]
+        lw_new = logw[c_new]
+        lw_old = 0.0
+        for c in range(nc):
+            if cand[c] == old:
+                lw_old = logw[c]
+        # ---- add back with the proposed state ----
+        log_r_new = math.log(get_prob(s, p, new))
+        add_customer(s, p, new, rng)
+        log_r_new += log_pred(stats[new], hyp, Y[t])
+        update(stats[new], Y[t], 1.0)
+        s.occ[new] += 1
+        if q > 0:
+            log_r_new += math.log(get_prob(s, new, q))
+            add_customer(s, new, q, rng)
+        log_ratio = log_r_new - log_r_old + lw_old - lw_new
+        if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+            x[t] = new
+            n_acc += 1
+            _hcrp.clear_log(s)
+        else:
+            _hcrp.undo(s)
+            update(stats[new], Y[t], -1.0)
+            s.occ[new] -= 1
+            update(stats[old], Y[t], 1.0)
+            s.occ[old] += 1
+    return order.shape[0], n_acc
+
+
+def init(problem, x0, rng):
+    """Initial state: seat the labelled sequence ``x0``."""
+    return init_collapsed(problem, x0, rng)
+
+
+def step(state, problem, rng):
+    """One sweep: every time step once in random order, then hyperparameters."""
+    T = state.x.shape[0]
+    order = rng.permutation(T).astype(np.int64)
+    pos, n_acc = 0, 0
+    while pos < T:
+        state.ensure_capacity(labels=2, tables=8, log=8)
+        C = state.seating.n.shape[0]
+        cand = np.empty(C + 1, np.int64)
+        logw = np.empty(C + 1)
+        pos, acc = _gibbs_sweep(
+            state.seating, state.stats, state.x, problem.Y, problem.seq_first,
+            problem.seq_last, order, pos, problem.log_pred, problem.update, problem.hyp, rng, cand, logw,
+        )
+        n_acc += acc
+    finish_sweep(state, problem, rng)
+    return {"accept_rate": n_acc / T}
