@@ -50,7 +50,8 @@ def resample_concentrations(conc, nj, root_tables, override_tables, n_dishes,
     if resample[0] or resample[2]:
         active = np.flatnonzero(nj > 0)
         c = np.where(active > 0, alpha + kappa, alpha)
-        logw = np.log(rng.beta(c, nj[active]))
+        # clip: a Beta draw with a tiny shape can underflow to exactly 0
+        logw = np.log(np.maximum(rng.beta(c, nj[active]), np.finfo(float).tiny))
         if resample[0]:
             a, b = priors[0]
             out[0] = rng.gamma(a + root_tables, 1.0 / (b - logw.sum()))
@@ -59,6 +60,6 @@ def resample_concentrations(conc, nj, root_tables, override_tables, n_dishes,
             out[2] = rng.gamma(a + override_tables, 1.0 / (b - logw[active > 0].sum()))
     if resample[1]:
         a, b = priors[1]
-        eta = rng.beta(gamma, root_tables) if root_tables > 0 else 1.0
+        eta = max(rng.beta(gamma, root_tables), np.finfo(float).tiny) if root_tables > 0 else 1.0
         out[1] = rng.gamma(a + n_dishes, 1.0 / (b - np.log(eta)))
     return out
