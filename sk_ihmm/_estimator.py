@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _messages
 from ._chain import Problem, run_chain
 from ._particle import initial_labels, snapshot_log_likelihoods
-from .emissions import EmissionFamily, make_emission
+from .emissions import EmissionFamily, log_emission_matrix, make_emission
 from .samplers import SAMPLERS
 
 __all__ = ["InfiniteHMM"]
@@ -393,7 +393,8 @@ class InfiniteHMM(BaseEstimator):
     # ---------------------------------------------------------------- predict
     def _log_emissions(self, Y):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
-        return _messages_log_emission(self._problem_, snap.stats[1:], Y)
+        prob = self._problem_
+        return log_emission_matrix(prob.log_pred, np.ascontiguousarray(snap.stats[1:]), prob.hyp, Y)
 
     def _decode(self, X, lengths, sequence_ids, posterior):
         check_is_fitted(self, "state_samples_")
@@ -515,6 +516,3 @@ class _ParticleInit:
     def __call__(self, rng):
         return initial_labels(self.problem, self.n_particles, rng)
 
-
-def _messages_log_emission(problem, stats, Y):
-    return _messages.log_emission_matrix(problem.log_pred, stats, problem.hyp, Y)

@@ -650,3 +650,15 @@ def make_emission(emission):
         f"Unknown emission {emission!r}; expected one of {sorted(_FAMILIES)} or an "
         "EmissionFamily instance."
     )
+
+
+@njit(cache=True)
+def log_emission_matrix(log_pred, stats, hyp, Y):
+    """``(n_timesteps, n_states)`` log predictive densities of every
+    observation under every state's statistics."""
+    T, K = Y.shape[0], stats.shape[0]
+    out = np.empty((T, K))
+    for t in range(T):
+        for k in range(K):
+            out[t, k] = log_pred(stats[k], hyp, Y[t])
+    return out

@@ -1,0 +1,183 @@
+"""The InfiniteHMM estimator: API, validation, reproducibility, sklearn integration."""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sk_ihmm import Categorical, Gaussian, InfiniteHMM, MultivariateGaussian
+from sk_ihmm.datasets import make_gaussian_hmm, make_sequence1
+
+FAST = dict(n_samples=5, n_burnin=5, n_chains=2, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def gauss_data():
+    X, z = make_gaussian_hmm(300, n_states=3, random_state=1)
+    return X, z
+
+
+def test_fit_predict_score_sample(gauss_data):
+    X, z = gauss_data
+    model = InfiniteHMM(**FAST).fit(X)
+    assert len(model.state_samples_) == 2
+    assert model.state_samples_[0].shape == (5, 300)
+    assert model.n_features_in_ == 1
+    K = model.n_states_
+    assert model.transmat_.shape == (K, K)
+    np.testing.assert_allclose(model.transmat_.sum(axis=1), 1.0)
+    np.testing.assert_allclose(model.startprob_.sum(), 1.0)
+    assert model.means_.shape == (K, 1)
+    for key in ("n_states", "log_joint", "alpha", "gamma", "kappa", "accept_rate"):
+        assert model.trace_[key].shape == (2, 10)
+    pred = model.predict(X)
+    assert pred.shape == (300,) and pred.min() >= 0 and pred.max() < K
+    proba = model.predict_proba(X)
+    assert proba.shape == (300, K)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    s = model.score(X[:50])
+    assert np.isfinite(s) and s < 0
+    assert np.isclose(model.perplexity(X[:50]), np.exp(-s / 50))
+    Xs, zs = model.sample(40, random_state=3)
+    assert Xs.shape == (40, 1) and zs.shape == (40,)
+
+
+def test_categorical_sequence1():
+    X, z = make_sequence1(120)
+    model = InfiniteHMM(emission="categorical", **FAST).fit(X)
+    assert model.emissionprob_.shape == (model.n_states_, 5)
+    assert model.predict(X).shape == (120,)
+    assert np.isfinite(model.score(X[:16]))
+
+
+def test_multivariate_and_several_sequences():
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(-2, 0.5, (60, 2)), rng.normal(2, 0.5, (60, 2))])
+    model = InfiniteHMM(emission="multivariate_gaussian", **FAST).fit(X, lengths=[50, 70])
+    assert model.means_.shape == (model.n_states_, 2)
+    assert model.covars_.shape == (model.n_states_, 2, 2)
+    assert np.isfinite(model.score(X[:20], lengths=[10, 10]))
+    assert model.score_sequences(X[:20], lengths=[10, 10]).shape == (2,)
+
+
+def test_reproducible_across_n_jobs(gauss_data):
+    X, _ = gauss_data
+    a = InfiniteHMM(n_jobs=1, **FAST).fit(X)
+    b = InfiniteHMM(n_jobs=2, **FAST).fit(X)
+    for sa, sb in zip(a.state_samples_, b.state_samples_):
+        np.testing.assert_array_equal(sa, sb)
+    for key in a.trace_:
+        if key != "seconds":
+            np.testing.assert_array_equal(a.trace_[key], b.trace_[key])
+    assert a.score(X[:30]) == b.score(X[:30])
+    c = InfiniteHMM(n_jobs=1, **{**FAST, "random_state": 1}).fit(X)
+    assert not all(np.array_equal(s, t) for s, t in zip(a.state_samples_, c.state_samples_))
+
+
+def test_random_init_and_fixed_hyperparameters(gauss_data):
+    X, _ = gauss_data
+    model = InfiniteHMM(init="random", n_init_states=7, resample_hyperparameters=False,
+                        alpha=2.0, gamma=3.0, **FAST).fit(X)
+    assert np.all(model.trace_["alpha"] == 2.0)
+    assert np.all(model.trace_["gamma"] == 3.0)
+
+
+def test_input_not_modified(gauss_data):
+    X, _ = gauss_data
+    X0 = X.copy()
+    lengths = np.array([100, 200])
+    model = InfiniteHMM(**FAST).fit(X, lengths=lengths)
+    model.predict(X, lengths=lengths)
+    model.score(X, lengths=lengths)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(lengths, [100, 200])
+
+
+@pytest.mark.parametrize(
+    "kwargs, X, fit_kwargs, match",
+    [
+        ({}, np.array([[0.0], [np.nan], [1.0]]), {}, "NaN"),
+        ({}, np.array([[0.0], [np.inf], [1.0]]), {}, "infinity"),
+        ({}, np.zeros((4, 2)), {}, "shape"),
+        ({}, np.zeros((5, 1)), {"lengths": [2, 2]}, "sum to 4"),
+        ({}, np.zeros((5, 1)), {"lengths": [5, 0]}, "non-empty"),
+        ({}, np.zeros((5, 1)), {"lengths": [2.5, 2.5]}, "integers"),
+        ({}, np.zeros((5, 1)), {"sequence_ids": [0, 0, 1]}, "one entry per row"),
+        ({}, np.zeros((5, 1)), {"sequence_ids": [0, 1, 0, 1, 1]}, "contiguous"),
+        ({"emission": "categorical"}, np.array([[0], [-1], [2]]), {}, "non-negative"),
+        ({"emission": "categorical"}, np.array([[0.0], [1.5], [2.0]]), {}, "non-integer"),
+        ({"emission": "poisson"}, np.zeros((5, 1)), {}, "emission"),
+        ({"sampler": "nuts"}, np.zeros((5, 1)), {}, "sampler"),
+        ({"alpha": -1.0}, np.zeros((5, 1)), {}, "alpha"),
+        ({"alpha_prior": (1.0, -2.0)}, np.zeros((5, 1)), {}, "alpha_prior"),
+        ({"emission": Gaussian(b0=0.0)}, np.zeros((5, 1)), {}, "b0"),
+        ({"emission": Categorical(concentration=-1)}, np.zeros((5, 1)), {}, "concentration"),
+    ],
+)
+def test_validation_errors(kwargs, X, fit_kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        InfiniteHMM(**{**FAST, **kwargs}).fit(X, **fit_kwargs)
+
+
+def test_empty_input():
+    with pytest.raises(ValueError):
+        InfiniteHMM(**FAST).fit(np.zeros((0, 1)))
+
+
+def test_predict_validation(gauss_data):
+    X, _ = gauss_data
+    model = InfiniteHMM(**FAST).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="sum to"):
+        model.predict(X[:10], lengths=[3, 3])
+    cat = InfiniteHMM(emission="categorical", **FAST).fit(np.array([[0], [1], [2], [1]]))
+    with pytest.raises(ValueError, match="alphabet"):
+        cat.score(np.array([[0], [3]]))
+
+
+def test_unfitted():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        InfiniteHMM().predict(np.zeros((3, 1)))
+
+
+def test_clone_and_params():
+    model = InfiniteHMM(emission=Categorical(concentration=0.3), alpha=2.0)
+    params = model.get_params()
+    assert params["emission__concentration"] == 0.3
+    model.set_params(emission__concentration=0.7)
+    assert model.emission.concentration == 0.7
+    c = clone(model)
+    assert c.emission is not model.emission and c.emission.concentration == 0.7
+
+
+def test_pipeline_with_scaler(gauss_data):
+    X, _ = gauss_data
+    pipe = make_pipeline(StandardScaler(), InfiniteHMM(**FAST))
+    pipe.fit(X * 100 + 5)
+    assert pipe.predict(X * 100 + 5).shape == (300,)
+    assert np.isfinite(pipe.score(X[:30] * 100 + 5))
+
+
+def test_grid_search_with_sequence_ids():
+    X, _ = make_gaussian_hmm(240, n_states=3, random_state=2)
+    ids = np.repeat(np.arange(6), 40)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = InfiniteHMM(n_samples=3, n_burnin=3, n_chains=1, n_score_samples=2,
+                          n_score_particles=20, random_state=0)
+        est.set_fit_request(sequence_ids=True).set_score_request(sequence_ids=True)
+        grid = GridSearchCV(est, {"emission__b0": [0.5, 2.0]}, cv=GroupKFold(n_splits=3))
+        grid.set_params(estimator__emission=Gaussian())
+        grid.fit(X, groups=ids, sequence_ids=ids)
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    assert grid.best_params_["emission__b0"] in (0.5, 2.0)
+
+
+def test_multivariate_gaussian_rejects_bad_nu0():
+    with pytest.raises(ValueError, match="nu0"):
+        InfiniteHMM(emission=MultivariateGaussian(nu0=0.5), **FAST).fit(np.zeros((6, 3)))
