@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _messages
 from ._chain import Problem, run_chain
 from ._particle import initial_labels, snapshot_log_likelihoods
+from ._simulate import sample_markov_chain
 from .emissions import EmissionFamily, log_emission_matrix, make_emission
 from .samplers import SAMPLERS
 
@@ -488,7 +489,7 @@ class InfiniteHMM(BaseEstimator):
         """
         check_is_fitted(self, "state_samples_")
         rng = np.random.default_rng(_seed_sequence(random_state if random_state is not None else self.random_state))
-        states = _messages.sample_markov_chain(self.startprob_, self.transmat_, int(n_samples), rng)
+        states = sample_markov_chain(self.startprob_, self.transmat_, int(n_samples), rng)
         summary = {k: getattr(self, k) for k in ("means_", "covars_", "emissionprob_") if hasattr(self, k)}
         X = self._family._draw_many(summary, states, rng)
         return X, states

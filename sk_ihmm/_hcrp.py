@@ -155,7 +155,7 @@ def _in_use_mask(s):
 # --------------------------------------------------------------------------
 # numba kernels
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def base_prob(s, k):
     """Root predictive of dish ``k``: M_k/(M+gamma), or gamma/(M+gamma) if unserved."""
     g = s.conc[1]
@@ -165,22 +165,32 @@ def base_prob(s, k):
     return g / (mt + g)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, j, k):
+    """:func:`get_prob` on unpacked arrays, for loops over many ``(j, k)``
+    (numba pays a reference-count round trip per named-tuple field access)."""
+    if mk[k] > 0:
+        p0 = mk[k] / (m_tot + gamma)
+    else:
+        p0 = gamma / (m_tot + gamma)
+    kj = kappa if j > 0 else 0.0
+    num = n[j, k] + alpha * p0
+    if j == k:
+        num += kj
+    return num / (nj[j] + alpha + kj)
+
+
+@njit(cache=True, inline="always")
 def get_prob(s, j, k):
     """Predictive probability that a new customer of restaurant ``j`` eats ``k``.
 
     Makino et al. Eq. (31)-(32) with the sticky term: a dish with no root
     customer is treated as a new dish of the root.
     """
-    alpha = s.conc[0]
-    kappa = s.conc[2] if j > 0 else 0.0
-    num = s.n[j, k] + alpha * base_prob(s, k)
-    if j == k:
-        num += kappa
-    return num / (s.nj[j] + alpha + kappa)
+    return pred_prob(s.n, s.nj, s.mk, s.scal[_M_TOT], s.conc[0], s.conc[1], s.conc[2], j, k)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _log_op(s, op, j, k, t):
     i = s.scal[_N_LOG]
     s.log[i, 0] = op
@@ -190,7 +200,7 @@ def _log_op(s, op, j, k, t):
     s.scal[_N_LOG] = i + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _open_table(s, j, k, override):
     t = s.scal[_FREE]
     s.scal[_FREE] = s.tnext[t]
@@ -211,18 +221,21 @@ def _open_table(s, j, k, override):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _close_table(s, j, k, t):
     # unlink t from the list of (j, k)
+    # (arrays are bound to locals before loops: attribute access of the
+    # named tuple inside a numba loop costs a reference-count round trip)
+    tnext = s.tnext
     prev = -1
     cur = s.head[j, k]
     while cur != t:
         prev = cur
-        cur = s.tnext[cur]
+        cur = tnext[cur]
     if prev < 0:
-        s.head[j, k] = s.tnext[t]
+        s.head[j, k] = tnext[t]
     else:
-        s.tnext[prev] = s.tnext[t]
+        tnext[prev] = tnext[t]
     s.tnext[t] = s.scal[_FREE]
     s.scal[_FREE] = t
     s.scal[_N_FREE] += 1
@@ -238,7 +251,7 @@ def _close_table(s, j, k, t):
             s.scal[_K] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_customer(s, j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
@@ -254,28 +267,30 @@ def add_customer(s, j, k, rng):
     s.n[j, k] += 1
     s.nj[j] += 1
     if u < w_old:
+        tsize, tnext = s.tsize, s.tnext
         t = s.head[j, k]
-        acc = s.tsize[t]
+        acc = tsize[t]
         while acc <= u:
-            t = s.tnext[t]
-            acc += s.tsize[t]
-        s.tsize[t] += 1
+            t = tnext[t]
+            acc += tsize[t]
+        tsize[t] += 1
         _log_op(s, _ADD_OLD, j, k, t)
     else:
         t = _open_table(s, j, k, 1 if u < w_old + w_over else 0)
         _log_op(s, _ADD_NEW, j, k, t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remove_customer(s, j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""
     u = rng.random() * s.n[j, k]
+    tsize, tnext = s.tsize, s.tnext
     t = s.head[j, k]
-    acc = s.tsize[t]
+    acc = tsize[t]
     while acc <= u:
-        t = s.tnext[t]
-        acc += s.tsize[t]
+        t = tnext[t]
+        acc += tsize[t]
     s.n[j, k] -= 1
     s.nj[j] -= 1
     if s.tsize[t] == 1:
@@ -287,7 +302,7 @@ def remove_customer(s, j, k, rng):
         _log_op(s, _REM_OLD, j, k, t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def clear_log(s):
     s.scal[_N_LOG] = 0
 
@@ -295,11 +310,12 @@ def clear_log(s):
 @njit(cache=True)
 def undo(s):
     """Undo every logged operation, newest first, and clear the log."""
+    log = s.log
     for i in range(s.scal[_N_LOG] - 1, -1, -1):
-        op = s.log[i, 0]
-        j = s.log[i, 1]
-        k = s.log[i, 2]
-        t = s.log[i, 3]
+        op = log[i, 0]
+        j = log[i, 1]
+        k = log[i, 2]
+        t = log[i, 3]
         if op == _ADD_OLD:
             s.tsize[t] -= 1
             s.n[j, k] -= 1
@@ -319,25 +335,27 @@ def undo(s):
     s.scal[_N_LOG] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_free(s, k):
     return s.occ[k] == 0 and s.mk[k] == 0 and s.nj[k] == 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def free_label(s, start):
     """Smallest free label >= ``start`` (>= 1), or -1 when none is left."""
-    for k in range(max(start, 1), s.n.shape[0]):
-        if is_free(s, k):
+    occ, mk, nj = s.occ, s.mk, s.nj
+    for k in range(max(start, 1), occ.shape[0]):
+        if occ[k] == 0 and mk[k] == 0 and nj[k] == 0:
             return k
     return -1
 
 
 @njit(cache=True)
 def n_free_labels(s):
+    occ, mk, nj = s.occ, s.mk, s.nj
     c = 0
-    for k in range(1, s.n.shape[0]):
-        if is_free(s, k):
+    for k in range(1, occ.shape[0]):
+        if occ[k] == 0 and mk[k] == 0 and nj[k] == 0:
             c += 1
     return c
 

@@ -82,7 +82,9 @@ def _cat_param_loglik(param, y):
 # --------------------------------------------------------------------------
 # 1-D Gaussian with a Normal-Inverse-Gamma prior.
 # sigma^2 ~ InvGamma(a0, b0), mu | sigma^2 ~ N(mu0, sigma^2 / lambda0).
-# stats = [n, mean, M2] (Welford, so removal is as stable as addition)
+# stats = [n, mean, M2, cache_valid, mu_n, log_norm, 1/(nu s^2), (nu+1)/2]:
+# Welford moments (removal as stable as addition) and a cache of the Student-t
+# predictive that update() invalidates and log_pred() refills.
 # hyp = [mu0, lambda0, a0, b0]
 # --------------------------------------------------------------------------
 @njit(cache=True)
@@ -101,17 +103,24 @@ def _nig_posterior(stats, hyp):
 
 
 @njit(cache=True)
-def _gauss_log_pred(stats, hyp, y):
+def _gauss_predictive(stats, hyp):
+    """Student-t predictive as (mu_n, log-normaliser, 1/(nu s^2), (nu+1)/2)."""
     mu_n, lam_n, a_n, b_n = _nig_posterior(stats, hyp)
     nu = 2.0 * a_n
     scale2 = b_n * (lam_n + 1.0) / (a_n * lam_n)
-    z = (y[0] - mu_n) ** 2 / (nu * scale2)
-    return (
-        math.lgamma(0.5 * (nu + 1.0))
-        - math.lgamma(0.5 * nu)
-        - 0.5 * math.log(nu * math.pi * scale2)
-        - 0.5 * (nu + 1.0) * math.log1p(z)
-    )
+    c = (math.lgamma(0.5 * (nu + 1.0)) - math.lgamma(0.5 * nu)
+         - 0.5 * math.log(nu * math.pi * scale2))
+    return mu_n, c, 1.0 / (nu * scale2), 0.5 * (nu + 1.0)
+
+
+@njit(cache=True)
+def _gauss_log_pred(stats, hyp, y):
+    # columns 3..7 cache the Student-t predictive; update() invalidates it
+    if stats[3] == 0.0:
+        stats[4], stats[5], stats[6], stats[7] = _gauss_predictive(stats, hyp)
+        stats[3] = 1.0
+    d = y[0] - stats[4]
+    return stats[5] - stats[7] * math.log1p(d * d * stats[6])
 
 
 @njit(cache=True)
@@ -120,9 +129,7 @@ def _gauss_update(stats, y, sign):
     n_new = n_old + sign
     x = y[0]
     if n_new <= 0.0:
-        stats[0] = 0.0
-        stats[1] = 0.0
-        stats[2] = 0.0
+        stats[:] = 0.0
         return
     mean_old = stats[1]
     if sign > 0:
@@ -135,6 +142,7 @@ def _gauss_update(stats, y, sign):
             stats[2] = 0.0
     stats[0] = n_new
     stats[1] = mean_new
+    stats[3] = 0.0
 
 
 @njit(cache=True)
@@ -483,7 +491,7 @@ class Gaussian(EmissionFamily):
         return np.array([self.mu0, self.lambda0, self.a0, self.b0], dtype=np.float64)
 
     def _n_stats(self, n_features):
-        return 3
+        return 8
 
     def _n_params(self, n_features):
         return 2

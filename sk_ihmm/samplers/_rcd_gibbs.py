@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from .. import _hcrp
-from .._hcrp import add_customer, get_prob, remove_customer
+from .._hcrp import add_customer, get_prob, pred_prob, remove_customer
 from ._collapsed import finish_sweep, init_collapsed
 
 __all__ = ["init", "step"]
@@ -35,7 +35,7 @@ __all__ = ["init", "step"]
 
 @njit(cache=True)
 def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
-                 log_pred, update, hyp, rng, cand, logw):
+                 log_pred, update, hyp, rng, cand, logw, trans):
     """Gibbs-update ``x[order[start:]]``; stop early when capacity runs low.
 
     Returns ``(stop, n_accepted)``: ``stop == len(order)`` when done, else
@@ -66,37 +66,42 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         log_r_old += math.log(get_prob(s, p, old))
         if _hcrp.is_free(s, old):
             fresh = old
-        # ---- proposal, Eq. (33) ----
+        # ---- proposal, Eq. (33): w_k = p(k|s_p) p(q|s_k) f_k(y_t) ----
         nc = 0
+        mx = -np.inf
+        # arrays bound once: named-tuple access inside numba loops is slow
+        n, nj, mk, m_tot = s.n, s.nj, s.mk, s.scal[0]
+        alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
         for k in range(1, C):
-            if s.mk[k] > 0 or k == q or k == fresh:
+            if mk[k] > 0 or k == q or k == fresh:
                 cand[nc] = k
-                lw = math.log(get_prob(s, p, k)) + log_pred(stats[k], hyp, Y[t])
+                lp = log_pred(stats[k], hyp, Y[t])
+                logw[nc] = lp
+                if lp > mx:
+                    mx = lp
+                tr = pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, p, k)
                 if q > 0:
-                    lw += math.log(get_prob(s, k, q))
-                logw[nc] = lw
+                    tr *= pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, q)
+                trans[nc] = tr
                 nc += 1
-        mx = logw[0]
-        for c in range(1, nc):
-            if logw[c] > mx:
-                mx = logw[c]
         tot = 0.0
         for c in range(nc):
-            tot += math.exp(logw[c] - mx)
+            trans[c] *= math.exp(logw[c] - mx)
+            tot += trans[c]
         u = rng.random() * tot
         acc = 0.0
         c_new = nc - 1
         for c in range(nc):
-            acc += math.exp(logw[c] - mx)
+            acc += trans[c]
             if u < acc:
                 c_new = c
                 break
         new = cand[c_new]
-        lw_new = logw[c_new]
-        lw_old = 0.0
+        w_new = trans[c_new]
+        w_old = 0.0
         for c in range(nc):
             if cand[c] == old:
-                lw_old = logw[c]
+                w_old = trans[c]
         # ---- add back with the proposed state ----
         log_r_new = math.log(get_prob(s, p, new))
         add_customer(s, p, new, rng)
@@ -106,7 +111,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         if q > 0:
             log_r_new += math.log(get_prob(s, new, q))
             add_customer(s, new, q, rng)
-        log_ratio = log_r_new - log_r_old + lw_old - lw_new
+        log_ratio = log_r_new - log_r_old + math.log(w_old) - math.log(w_new)
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
             x[t] = new
             n_acc += 1
@@ -135,9 +140,10 @@ def step(state, problem, rng):
         C = state.seating.n.shape[0]
         cand = np.empty(C + 1, np.int64)
         logw = np.empty(C + 1)
+        trans = np.empty(C + 1)
         pos, acc = _gibbs_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, order, pos, problem.log_pred, problem.update, problem.hyp, rng, cand, logw,
+            problem.seq_last, order, pos, problem.log_pred, problem.update, problem.hyp, rng, cand, logw, trans,
         )
         n_acc += acc
     finish_sweep(state, problem, rng)

@@ -1,0 +1,111 @@
+"""Reference timing: one full FFBS pass of a K-state Gaussian HMM.
+
+``ffbs_ms_per_pass(T, K)`` is the yardstick other benchmarks are expressed
+against ("a sweep of sampler X costs N FFBS passes").  One pass = what a
+blocked Gibbs sweep has to do per state-sequence draw:
+
+1. build the ``(T, K)`` Gaussian log-emission matrix from the current
+   per-state means / standard deviations (numba kernel);
+2. forward-filter / backward-sample one path with
+   :func:`sk_ihmm._messages.ffbs`.
+
+JIT compilation is excluded (one warm-up pass before timing).  Run as a
+script to print the reference for ``T = 4000`` and ``K in (4, 10, 30)``.
+"""
+
+import math
+import os
+import sys
+import time
+
+import numpy as np
+from numba import njit
+
+try:
+    from sk_ihmm._messages import ffbs
+except ImportError:  # running from a source checkout without installing
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from sk_ihmm._messages import ffbs
+
+__all__ = ["ffbs_ms_per_pass", "random_gaussian_hmm"]
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+@njit(cache=True)
+def _gaussian_log_emission(y, means, sds, out):
+    T = y.shape[0]
+    K = means.shape[0]
+    inv = np.empty(K)
+    cst = np.empty(K)
+    for k in range(K):
+        inv[k] = 1.0 / sds[k]
+        cst[k] = -math.log(sds[k]) - _HALF_LOG_2PI
+    for t in range(T):
+        yt = y[t]
+        for k in range(K):
+            z = (yt - means[k]) * inv[k]
+            out[t, k] = cst[k] - 0.5 * z * z
+    return out
+
+
+def random_gaussian_hmm(T, K, seed=0):
+    """A random sticky K-state 1-d Gaussian HMM and a length-T sample from it."""
+    rng = np.random.default_rng(seed)
+    trans = rng.dirichlet(np.ones(K), size=K)
+    trans = 0.5 * trans + 0.5 * np.eye(K)
+    init = rng.dirichlet(np.ones(K))
+    means = np.sort(rng.normal(scale=3.0 * K, size=K))
+    sds = rng.uniform(0.5, 2.0, size=K)
+    z = np.empty(T, dtype=np.int64)
+    z[0] = rng.choice(K, p=init)
+    cum = np.cumsum(trans, axis=1)
+    u = rng.random(T)
+    for t in range(1, T):
+        z[t] = min(np.searchsorted(cum[z[t - 1]], u[t]), K - 1)
+    y = means[z] + sds[z] * rng.normal(size=T)
+    return y, np.log(init), np.log(trans), means, sds
+
+
+def ffbs_ms_per_pass(T, K, n_repeat=5, seed=0):
+    """Median wall time (ms) of one FFBS pass, emission matrix included.
+
+    Parameters
+    ----------
+    T : int
+        Sequence length.
+    K : int
+        Number of states.
+    n_repeat : int
+        Number of timed passes (median reported).
+    seed : int
+        Seed of the random HMM and of the sampling Generator.
+    """
+    y, log_init, log_trans, means, sds = random_gaussian_hmm(T, K, seed)
+    log_emit = np.empty((T, K))
+    log_final = np.zeros(K)
+    out = np.empty(T, dtype=np.int64)
+    rng = np.random.default_rng(seed + 1)
+
+    def one_pass():
+        _gaussian_log_emission(y, means, sds, log_emit)
+        return ffbs(log_init, log_trans, log_emit, log_final, rng, out)
+
+    one_pass()  # compile / load from cache
+    times = np.empty(n_repeat)
+    for r in range(n_repeat):
+        t0 = time.perf_counter()
+        one_pass()
+        times[r] = time.perf_counter() - t0
+    return 1e3 * float(np.median(times))
+
+
+def main():
+    T = 4000
+    for K in (4, 10, 30):
+        ms = ffbs_ms_per_pass(T, K, n_repeat=20)
+        print(f"FFBS reference  T={T:6d}  K={K:3d}  {ms:8.3f} ms/pass")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,628 @@
+"""Message-passing kernels for finite HMM-shaped distributions (numba).
+
+Every kernel works on a distribution over paths ``x = (x_1, ..., x_L)`` with
+``x_t in {0, ..., K-1}`` of the form
+
+.. math::
+
+    p(x) \\propto a(x_1) \\prod_{t=2}^{L} A(x_{t-1}, x_t)
+                 \\prod_{t=1}^{L} e_t(x_t) \\; f(x_L)
+
+given as LOG weights: ``log_init`` ``(K,)`` = log a, ``log_trans`` ``(K, K)``
+= log A, ``log_emit`` ``(L, K)`` = log e_t, ``log_final`` ``(K,)`` = log f
+(the kernels without ``log_final`` use f = 1).  Weights need not be
+normalised; ``-inf`` marks a forbidden choice.
+
+Numerics.  The forward recursion is *scaled*: it runs in linear space with
+``alpha_t`` renormalised to sum 1 at each step and the log normalisers
+accumulated, so it is safe for very long sequences (T = 10^6 and more) and for
+emission log densities of any magnitude.  Constant shifts are removed before
+exponentiating:
+
+* ``log_trans`` is shifted by its global (finite) maximum, the shift is added
+  back ``L - 1`` times to log Z (a state-independent constant, so exact);
+* the emission row ``log_emit[t]`` is shifted by its maximum over the states
+  that *can* be reached at ``t`` (positive predicted mass), so the most likely
+  reachable state always gets weight exactly 1 -- a forbidden state with a
+  huge emission cannot make the reachable ones underflow to zero;
+* ``log_init`` / ``log_final`` are shifted by their maxima (over the support).
+
+The only residual risk is a *finite* spread of more than ~700 nats inside
+``log_trans`` (entries so small they underflow after the shift); transition
+matrices of probabilities never come close to this.
+
+Randomness comes only from a ``numpy.random.Generator`` passed in as ``rng``
+(``rng.random()``), so runs are reproducible from a seed.
+
+If every path has zero weight, ``ffbs`` returns ``-inf`` and fills ``out``
+with ``-1``; ``forward_loglik``/``forward_backward``/``viterbi`` return
+``-inf`` (marginals then are zeros, the Viterbi path arbitrary).
+
+Beam sampling (``beam_sample``) -- construction
+-----------------------------------------------
+Following Van Gael et al. (2008), the target ``p(x)`` is augmented with one
+slice variable per *sliced* factor: ``u_1`` for the initial factor and
+``u_t`` (t >= 2) for the transition factor ``A(x_{t-1}, x_t)``:
+
+.. math::
+
+    p(x, u) \\propto \\mathbb{1}[u_1 < a(x_1)] \\prod_{t=2}^{L}
+        \\mathbb{1}[u_t < A(x_{t-1}, x_t)] \\prod_{t} e_t(x_t) \\; f(x_L),
+    \\qquad u_t \\in (0, \\infty).
+
+Integrating each ``u_t`` over ``(0, w)`` gives back ``w``, so the x-marginal is
+exactly ``p(x)``.  One move is the two exact Gibbs steps
+
+1. ``u | x_old``: independent ``u_1 ~ U(0, a(x_1))``,
+   ``u_t ~ U(0, A(x_{t-1}, x_t))`` (the UNNORMALISED weights as given; in
+   log space ``log u_t = log A(x_{t-1}, x_t) + log U``, so the construction is
+   invariant to any constant rescaling of ``a`` or ``A`` and never
+   exponentiates them);
+2. ``x | u``: ``p(x | u) \\propto 1[u_1 < a(x_1)] prod_t 1[u_t < A(x_{t-1},
+   x_t)] prod_t e_t(x_t) f(x_L)`` -- an HMM whose transition factor is the
+   0/1 indicator ``log A(i, j) > log u_t`` (the sliced weights are *replaced*
+   by the indicators, not multiplied with them), sampled exactly by forward
+   filtering / backward sampling.
+
+Only the factors that are sliced leave the conditional; emissions and the
+final factor stay as weights.  (Slicing on per-row *normalised* transitions
+``A(i, j) / r_i`` would also be valid only if the row factor ``r_{x_{t-1}}``
+were kept as a weight; slicing directly on ``A`` avoids that.)  The induced
+chain on ``x`` is the data-augmentation kernel
+``K(x, x') = \\int p(u | x) p(x' | u) du``, which satisfies detailed balance
+``p(x) K(x, x') = \\int p(u) p(x | u) p(x' | u) du = p(x') K(x', x)``.
+
+Sparsity: each row of ``log_trans`` (and ``log_init``) is sorted once per call
+in decreasing order, so the forward pass enumerates only the transitions that
+pass the slice, stopping at the first one that fails; the filtering
+distributions are stored in compressed sparse form.  The cost per step is
+O(number of (active state, passing transition) pairs) rather than O(K^2).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "ffbs",
+    "path_log_weight",
+    "beam_sample",
+    "forward_backward",
+    "viterbi",
+    "forward_loglik",
+]
+
+_NEG_INF = -np.inf
+
+
+# --------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _linear_trans(log_trans):
+    """Return (A, shift) with A = exp(log_trans - shift), shift = finite max."""
+    K = log_trans.shape[0]
+    shift = _NEG_INF
+    for i in range(K):
+        for j in range(K):
+            v = log_trans[i, j]
+            if v > shift:
+                shift = v
+    A = np.zeros((K, K))
+    if shift == _NEG_INF:
+        return A, 0.0
+    for i in range(K):
+        for j in range(K):
+            A[i, j] = math.exp(log_trans[i, j] - shift)
+    return A, shift
+
+
+@njit(cache=True)
+def _sum_add(s, c, x):
+    """Neumaier compensated summation: add x to (s, c); true sum is s + c."""
+    t = s + x
+    if abs(s) >= abs(x):
+        c += (s - t) + x
+    else:
+        c += (x - t) + s
+    return t, c
+
+
+@njit(cache=True)
+def _init_pred(log_init, pred):
+    """pred = exp(log_init - max); return the max (-inf if all forbidden)."""
+    K = log_init.shape[0]
+    m = _NEG_INF
+    for j in range(K):
+        if log_init[j] > m:
+            m = log_init[j]
+    if m == _NEG_INF:
+        for j in range(K):
+            pred[j] = 0.0
+        return m
+    for j in range(K):
+        pred[j] = math.exp(log_init[j] - m)
+    return m
+
+
+@njit(cache=True)
+def _predict(prev, A, pred):
+    """pred[j] = sum_i prev[i] * A[i, j] (rows with zero mass are skipped)."""
+    K = prev.shape[0]
+    for j in range(K):
+        pred[j] = 0.0
+    for i in range(K):
+        a = prev[i]
+        if a != 0.0:
+            for j in range(K):
+                pred[j] += a * A[i, j]
+
+
+@njit(cache=True)
+def _forward(log_init, A, ashift, log_emit, alpha, store):
+    """Scaled forward pass (fused loop).
+
+    ``alpha`` is ``(L, K)`` if ``store`` (filtered rows kept) else ``(2, K)``
+    (rolling rows; the last filtered row ends in ``alpha[(L - 1) % 2]``).
+    Rows are normalised to sum 1.  Returns the log of the total weight
+    without any final factor (``-inf`` if zero).
+
+    log Z = sum_t (m_t + log s_t) + (L - 1) * ashift, where m_t is the
+    emission shift and s_t the normaliser; the m_t are summed with
+    compensation and the s_t are multiplied in linear space (a log is taken
+    only when the running product leaves [1e-200, 1e200]).
+    """
+    L, K = log_emit.shape
+    pred = np.empty(K)
+    m0 = _init_pred(log_init, pred)
+    if m0 == _NEG_INF:
+        return _NEG_INF
+    msum, mcomp = m0, 0.0
+    prod = 1.0
+    logs = 0.0
+    for t in range(L):
+        r = t if store else t & 1
+        cur = alpha[r]
+        if t > 0:
+            prev = alpha[t - 1] if store else alpha[1 - r]
+            for j in range(K):
+                pred[j] = 0.0
+            for i in range(K):
+                a = prev[i]
+                if a != 0.0:
+                    for j in range(K):
+                        pred[j] += a * A[i, j]
+        m = _NEG_INF
+        for j in range(K):
+            e = log_emit[t, j]
+            if pred[j] > 0.0 and e > m:
+                m = e
+        if m == _NEG_INF:
+            return _NEG_INF
+        sm = 0.0
+        for j in range(K):
+            pj = pred[j]
+            v = pj * math.exp(log_emit[t, j] - m) if pj > 0.0 else 0.0
+            cur[j] = v
+            sm += v
+        if not sm > 0.0:
+            return _NEG_INF
+        inv = 1.0 / sm
+        for j in range(K):
+            cur[j] *= inv
+        msum, mcomp = _sum_add(msum, mcomp, m)
+        if sm < 1e-100 or sm > 1e100:
+            logs += math.log(sm)
+        else:
+            prod *= sm
+            if prod < 1e-200 or prod > 1e200:
+                logs += math.log(prod)
+                prod = 1.0
+    logs += math.log(prod)
+    msum, mcomp = _sum_add(msum, mcomp, logs)
+    msum, mcomp = _sum_add(msum, mcomp, (L - 1) * ashift)
+    return msum + mcomp
+
+
+@njit(cache=True)
+def _sample_index(w, K, rng):
+    """Draw an index with probability proportional to w[:K] (w >= 0, sum > 0)."""
+    s = 0.0
+    for k in range(K):
+        s += w[k]
+    r = rng.random() * s
+    acc = 0.0
+    last = -1
+    for k in range(K):
+        wk = w[k]
+        if wk > 0.0:
+            acc += wk
+            last = k
+            if r < acc:
+                return k
+    return last  # only reached through round-off
+
+
+# --------------------------------------------------------------------------
+# FFBS
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
+    """Forward-filtering backward-sampling of one path.
+
+    Parameters
+    ----------
+    log_init : (K,) float array
+        Log weight of the first state.
+    log_trans : (K, K) float array
+        Log weight of the transition i -> j.
+    log_emit : (L, K) float array
+        Log emission weight of each state at each step.
+    log_final : (K,) float array
+        Log weight attached to the last state (e.g. the log transition into
+        a fixed state following the block); zeros if none.
+    rng : numpy.random.Generator
+    out : (L,) int64 array
+        Receives the sampled path (``-1`` everywhere if every path has zero
+        weight).
+
+    Returns
+    -------
+    log_z : float
+        Log of the total weight summed over all ``K**L`` paths.  The log
+        probability of the drawn path is ``path_log_weight(...) - log_z``.
+    """
+    L, K = log_emit.shape
+    if L == 0:
+        return 0.0
+    A, ashift = _linear_trans(log_trans)
+    alpha = np.empty((L, K))
+    logz = _forward(log_init, A, ashift, log_emit, alpha, True)
+    w = np.empty(K)
+    if logz != _NEG_INF:
+        # final factor
+        fm = _NEG_INF
+        for j in range(K):
+            if alpha[L - 1, j] > 0.0 and log_final[j] > fm:
+                fm = log_final[j]
+        if fm == _NEG_INF:
+            logz = _NEG_INF
+        else:
+            s = 0.0
+            for j in range(K):
+                a = alpha[L - 1, j]
+                v = a * math.exp(log_final[j] - fm) if a > 0.0 else 0.0
+                w[j] = v
+                s += v
+            if s > 0.0:
+                logz += fm + math.log(s)
+            else:
+                logz = _NEG_INF
+    if logz == _NEG_INF:
+        for t in range(L):
+            out[t] = -1
+        return _NEG_INF
+    # backward sampling; AT[j] is column j of A (contiguous)
+    AT = np.ascontiguousarray(A.T)
+    x = _sample_index(w, K, rng)
+    out[L - 1] = x
+    for t in range(L - 2, -1, -1):
+        col = AT[x]
+        at = alpha[t]
+        for i in range(K):
+            w[i] = at[i] * col[i]
+        x = _sample_index(w, K, rng)
+        out[t] = x
+    return logz
+
+
+@njit(cache=True)
+def path_log_weight(log_init, log_trans, log_emit, log_final, path):
+    """Unnormalised log weight of one path (the same factors as ``ffbs``).
+
+    ``log_init[x_1] + sum_t log_trans[x_{t-1}, x_t] + sum_t log_emit[t, x_t]
+    + log_final[x_L]``; its log probability under ``ffbs`` is this minus the
+    returned ``log_z``.
+    """
+    L, K = log_emit.shape
+    if L == 0:
+        return 0.0
+    for t in range(L):
+        if path[t] < 0 or path[t] >= K:
+            raise ValueError("path contains a state outside [0, K)")
+    x = path[0]
+    s = log_init[x] + log_emit[0, x]
+    for t in range(1, L):
+        y = path[t]
+        s += log_trans[x, y] + log_emit[t, y]
+        x = y
+    return s + log_final[x]
+
+
+# --------------------------------------------------------------------------
+# beam sampling
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _sorted_desc(vals):
+    order = np.argsort(-vals)
+    sv = np.empty(vals.shape[0])
+    for k in range(vals.shape[0]):
+        sv[k] = vals[order[k]]
+    return order, sv
+
+
+@njit(cache=True)
+def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
+    """One beam-sampling move (Van Gael et al., 2008).
+
+    Leaves ``p(x) ∝ init(x_1) prod_t trans(x_{t-1}, x_t) prod_t emit_t(x_t)
+    final(x_L)`` invariant and is reversible with respect to it.  Slices
+    ``u_1 ~ U(0, init[x_1])``, ``u_t ~ U(0, trans[x_{t-1}, x_t])`` are drawn
+    on the unnormalised weights of ``path_old``; the new path is then drawn
+    exactly from ``p(x | u) ∝ 1[u_1 < init(x_1)] prod_t 1[u_t < trans(x_{t-1},
+    x_t)] prod_t emit_t(x_t) final(x_L)`` (see the module docstring).
+
+    Parameters are as in ``ffbs``; ``path_old`` ``(L,)`` is the current path
+    (must have positive weight), the new one is written into ``out`` (which
+    may be the same array).
+
+    Returns
+    -------
+    n_visited : int
+        Number of (t, state) pairs with non-zero forward mass.
+    """
+    L, K = log_emit.shape
+    if L == 0:
+        return 0
+    # ---- 1. slice variables, in log space: log u_t = log w_t + log U
+    v = np.empty(L)
+    x = path_old[0]
+    if x < 0 or x >= K:
+        raise ValueError("path_old contains a state outside [0, K)")
+    wv = log_init[x]
+    if wv == _NEG_INF:
+        raise ValueError("path_old has zero weight")
+    v[0] = wv + np.log(rng.random())
+    for t in range(1, L):
+        y = path_old[t]
+        if y < 0 or y >= K:
+            raise ValueError("path_old contains a state outside [0, K)")
+        wv = log_trans[x, y]
+        if wv == _NEG_INF:
+            raise ValueError("path_old has zero weight")
+        v[t] = wv + np.log(rng.random())
+        x = y
+
+    # ---- 2. rows sorted in decreasing order (once per call)
+    order0, sv0 = _sorted_desc(log_init)
+    order = np.empty((K, K), dtype=np.int64)
+    sv = np.empty((K, K))
+    for i in range(K):
+        o, s = _sorted_desc(log_trans[i])
+        for k in range(K):
+            order[i, k] = o[k]
+            sv[i, k] = s[k]
+
+    # ---- 3. sparse forward filter (CSR storage: ptr / idx / val)
+    cap = L * min(K, 4) + K
+    idx = np.empty(cap, dtype=np.int64)
+    val = np.empty(cap)
+    ptr = np.empty(L + 1, dtype=np.int64)
+    ptr[0] = 0
+    pred = np.zeros(K)
+    stamp = np.full(K, -1, dtype=np.int64)
+    touched = np.empty(K, dtype=np.int64)
+    nnz = 0
+    for t in range(L):
+        nt = 0
+        vt = v[t]
+        if t == 0:
+            for k in range(K):
+                if sv0[k] <= vt:
+                    break
+                j = order0[k]
+                touched[nt] = j
+                nt += 1
+                pred[j] = 1.0
+        else:
+            for p in range(ptr[t - 1], ptr[t]):
+                i = idx[p]
+                a = val[p]
+                for k in range(K):
+                    if sv[i, k] <= vt:
+                        break
+                    j = order[i, k]
+                    if stamp[j] != t:
+                        stamp[j] = t
+                        touched[nt] = j
+                        nt += 1
+                        pred[j] = a
+                    else:
+                        pred[j] += a
+        # absorb the emission, shifted by its max over the reachable states
+        m = _NEG_INF
+        for q in range(nt):
+            e = log_emit[t, touched[q]]
+            if e > m:
+                m = e
+        if m == _NEG_INF:
+            raise ValueError("beam_sample: no path has positive weight")
+        if nnz + nt > cap:
+            newcap = max(2 * cap, nnz + nt)
+            idx2 = np.empty(newcap, dtype=np.int64)
+            val2 = np.empty(newcap)
+            idx2[:nnz] = idx[:nnz]
+            val2[:nnz] = val[:nnz]
+            idx = idx2
+            val = val2
+            cap = newcap
+        s = 0.0
+        start = nnz
+        for q in range(nt):
+            j = touched[q]
+            w = pred[j] * math.exp(log_emit[t, j] - m)
+            if w > 0.0:
+                idx[nnz] = j
+                val[nnz] = w
+                nnz += 1
+                s += w
+        if not s > 0.0:
+            raise ValueError("beam_sample: no path has positive weight")
+        inv = 1.0 / s
+        for p in range(start, nnz):
+            val[p] *= inv
+        ptr[t + 1] = nnz
+
+    # ---- 4. backward sampling
+    wbuf = np.empty(K)
+    start = ptr[L - 1]
+    n = ptr[L] - start
+    fm = _NEG_INF
+    for q in range(n):
+        f = log_final[idx[start + q]]
+        if f > fm:
+            fm = f
+    if fm == _NEG_INF:
+        raise ValueError("beam_sample: no path has positive weight")
+    for q in range(n):
+        wbuf[q] = val[start + q] * math.exp(log_final[idx[start + q]] - fm)
+    x = idx[start + _sample_index(wbuf, n, rng)]
+    out[L - 1] = x
+    for t in range(L - 1, 0, -1):
+        start = ptr[t - 1]
+        n = ptr[t] - start
+        vt = v[t]
+        for q in range(n):
+            i = idx[start + q]
+            wbuf[q] = val[start + q] if log_trans[i, x] > vt else 0.0
+        x = idx[start + _sample_index(wbuf, n, rng)]
+        out[t - 1] = x
+    return nnz
+
+
+# --------------------------------------------------------------------------
+# smoothing, Viterbi, likelihood
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def forward_backward(log_init, log_trans, log_emit):
+    """Log-likelihood and posterior marginals.
+
+    Returns
+    -------
+    loglik : float
+        Log of the total weight over all paths (no final factor).
+    gamma : (L, K) float array
+        ``gamma[t, k] = p(x_t = k | everything)``.
+
+    The backward pass uses the filtered rows only (Rauch-Tung-Striebel form
+    ``gamma_t(i) = alpha_t(i) sum_j A(i, j) gamma_{t+1}(j) / pred_{t+1}(j)``),
+    so no emission has to be re-exponentiated.
+    """
+    L, K = log_emit.shape
+    gamma = np.zeros((L, K))
+    if L == 0:
+        return 0.0, gamma
+    A, ashift = _linear_trans(log_trans)
+    alpha = np.empty((L, K))
+    logz = _forward(log_init, A, ashift, log_emit, alpha, True)
+    if logz == _NEG_INF:
+        return _NEG_INF, gamma
+    for j in range(K):
+        gamma[L - 1, j] = alpha[L - 1, j]
+    pred = np.empty(K)
+    ratio = np.empty(K)
+    for t in range(L - 2, -1, -1):
+        _predict(alpha[t], A, pred)
+        for j in range(K):
+            g = gamma[t + 1, j]
+            ratio[j] = g / pred[j] if g > 0.0 else 0.0
+        s = 0.0
+        for i in range(K):
+            a = alpha[t, i]
+            if a > 0.0:
+                acc = 0.0
+                for j in range(K):
+                    acc += A[i, j] * ratio[j]
+                v = a * acc
+                gamma[t, i] = v
+                s += v
+        if s > 0.0:
+            inv = 1.0 / s
+            for i in range(K):
+                gamma[t, i] *= inv
+    return logz, gamma
+
+
+@njit(cache=True)
+def viterbi(log_init, log_trans, log_emit):
+    """Most likely path (ties -> smallest index) and its log joint weight.
+
+    Returns ``(log_joint, path)`` with ``path`` an ``(L,)`` int64 array
+    (``log_joint = -inf`` and an arbitrary path if every path is forbidden).
+    """
+    L, K = log_emit.shape
+    path = np.zeros(L, dtype=np.int64)
+    if L == 0:
+        return 0.0, path
+    bp = np.zeros((L, K), dtype=np.int64)
+    delta = np.empty(K)
+    new = np.empty(K)
+    # delta is kept shifted by its running max (offset accumulated with
+    # compensated summation) so comparisons stay at O(1) magnitude
+    off = 0.0
+    comp = 0.0
+    m = _NEG_INF
+    for j in range(K):
+        delta[j] = log_init[j] + log_emit[0, j]
+        if delta[j] > m:
+            m = delta[j]
+    if m == _NEG_INF:
+        return _NEG_INF, path
+    for j in range(K):
+        delta[j] -= m
+    off, comp = _sum_add(off, comp, m)
+    for t in range(1, L):
+        for j in range(K):
+            new[j] = _NEG_INF
+        bpt = bp[t]
+        for i in range(K):
+            d = delta[i]
+            if d == _NEG_INF:
+                continue
+            for j in range(K):
+                c = d + log_trans[i, j]
+                if c > new[j]:
+                    new[j] = c
+                    bpt[j] = i
+        m = _NEG_INF
+        for j in range(K):
+            v = new[j] + log_emit[t, j]
+            delta[j] = v
+            if v > m:
+                m = v
+        if m == _NEG_INF:
+            return _NEG_INF, path
+        for j in range(K):
+            delta[j] -= m
+        off, comp = _sum_add(off, comp, m)
+    best = 0
+    for j in range(1, K):
+        if delta[j] > delta[best]:
+            best = j
+    score = off + comp
+    path[L - 1] = best
+    for t in range(L - 1, 0, -1):
+        best = bp[t, best]
+        path[t - 1] = best
+    return score, path
+
+
+@njit(cache=True)
+def forward_loglik(log_init, log_trans, log_emit):
+    """Log of the total weight over all paths (scaled forward, O(K) memory)."""
+    L, K = log_emit.shape
+    if L == 0:
+        return 0.0
+    A, ashift = _linear_trans(log_trans)
+    return _forward(log_init, A, ashift, log_emit, np.empty((2, K)), False)
