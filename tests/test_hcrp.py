@@ -1,0 +1,118 @@
+"""The HCRP seating core: invariants, exact undo, growth, seating probability."""
+
+import numpy as np
+import pytest
+
+from sk_ihmm import _hcrp
+from sk_ihmm.samplers import get_sampler
+from sampler_harness import make_problem
+from sk_ihmm.datasets import make_gaussian_hmm
+from sk_ihmm.emissions import Gaussian
+
+
+def _snapshot(s):
+    return [a.copy() for a in (s.n, s.m, s.o, s.nj, s.mk, s.scal[:2], s.scal[5:])] + [
+        sorted(_tables(s))]
+
+
+def _tables(s):
+    out = []
+    C = s.n.shape[0]
+    for j in range(C):
+        for k in range(C):
+            t = s.head[j, k]
+            while t >= 0:
+                out.append((j, k, int(s.tsize[t]), int(s.tover[t])))
+                t = s.tnext[t]
+    return out
+
+
+@pytest.mark.parametrize("kappa", [0.0, 2.0])
+def test_undo_restores_exact_seating(kappa):
+    rng = np.random.default_rng(0)
+    s = _hcrp.new_seating(8, 64, 64, 1.0, 1.5, kappa)
+    x = np.array([1, 1, 2, 1, 3, 3, 2, 1, 1, 2], np.int64)
+    first = np.zeros(10, bool)
+    first[0] = True
+    stats = np.zeros((8, 8))
+    _hcrp.seat_sequences(s, stats, x, np.zeros((10, 1)), first, Gaussian().kernels[1], rng)
+    _hcrp.check_invariants(s, x, first)
+    for trial in range(200):
+        before = _snapshot(s)
+        for _ in range(6):
+            j, k = int(rng.integers(0, 4)), int(rng.integers(1, 4))
+            if rng.random() < 0.5 and s.n[j, k] > 0:
+                _hcrp.remove_customer(s, j, k, rng)
+            else:
+                _hcrp.add_customer(s, j, k, rng)
+        _hcrp.undo(s)
+        after = _snapshot(s)
+        for a, b in zip(before, after):
+            assert np.array_equal(np.asarray(a), np.asarray(b))
+    _hcrp.check_invariants(s, x, first)
+
+
+def test_growth_keeps_state():
+    rng = np.random.default_rng(1)
+    s = _hcrp.new_seating(4, 8, 8, 1.0, 1.0, 0.0)
+    for _ in range(5):
+        _hcrp.add_customer(s, 0, 1, rng)
+        _hcrp.clear_log(s)
+    g = _hcrp.grow(s, n_labels=9, n_tables=20, n_log=30)
+    assert g.n.shape == (9, 9) or g.n.shape[0] >= 9
+    assert g.tsize.shape[0] >= 20 and g.log.shape[0] >= 30
+    assert _tables(g) == _tables(s)
+    for _ in range(30):
+        _hcrp.add_customer(g, 2, 3, rng)
+        _hcrp.clear_log(g)
+    _hcrp.check_invariants(g)
+
+
+def test_check_invariants_detects_corruption():
+    rng = np.random.default_rng(0)
+    s = _hcrp.new_seating(6, 16, 16, 1.0, 1.0, 0.0)
+    _hcrp.add_customer(s, 0, 1, rng)
+    _hcrp.add_customer(s, 1, 1, rng)
+    _hcrp.check_invariants(s)
+    s.n[1, 1] += 1
+    with pytest.raises(AssertionError):
+        _hcrp.check_invariants(s)
+
+
+def test_log_seating_prob_matches_sequential_probabilities():
+    """log p(s) (Eq. 18-20) equals the sum over customers, added one by one,
+    of log p(k, table | s) (Eq. 23, with override tables for kappa > 0)."""
+    rng = np.random.default_rng(3)
+    alpha, gamma = 0.8, 1.7
+    for kappa in (0.0, 1.3):
+        s = _hcrp.new_seating(8, 64, 64, alpha, gamma, kappa)
+        total = 0.0
+        for _ in range(40):
+            j, k = int(rng.integers(0, 4)), int(rng.integers(1, 5))
+            c = alpha + (kappa if j > 0 else 0.0)
+            denom = s.nj[j] + c
+            m_tot, mk = s.scal[0], s.mk[k]
+            _hcrp.add_customer(s, j, k, rng)
+            op, t = s.log[0, 0], s.log[0, 3]
+            _hcrp.clear_log(s)
+            if op == 0:  # joined a table that now has tsize[t] customers
+                total += np.log((s.tsize[t] - 1) / denom)
+            elif s.tover[t]:
+                total += np.log(kappa / denom)
+            elif mk > 0:
+                total += np.log(alpha * mk / (m_tot + gamma) / denom)
+            else:
+                total += np.log(alpha * gamma / (m_tot + gamma) / denom)
+        assert np.isclose(_hcrp.log_seating_prob(s), total, rtol=1e-12)
+
+
+@pytest.mark.parametrize("sampler", ["rcd_gibbs"])
+def test_sweeps_keep_invariants(sampler):
+    X, z = make_gaussian_hmm(300, n_states=3, random_state=0)
+    prob = make_problem(Gaussian(), X, 1, [120, 180], 1.0, 1.0, 0.5, (True, True, True))
+    smp = get_sampler(sampler)
+    rng = np.random.default_rng(0)
+    state = smp.init(prob, (np.arange(300) % 7 + 1).astype(np.int64), rng)
+    for _ in range(15):
+        smp.step(state, prob, rng)
+        _hcrp.check_invariants(state.seating, state.x, prob.seq_first)
