@@ -20,6 +20,7 @@ Problem = namedtuple(
         "seq_first",    # (T,) bool: first step of a sequence
         "seq_last",     # (T,) bool: last step of a sequence
         "emission",     # EmissionFamily instance
+        "fam",          # its integer code for the numba dispatch in sk_ihmm.emissions
         "hyp",          # float64 hyperparameters of the emission kernels
         "dim",          # family dimension (symbols or features)
         "n_stats",      # length of a row of sufficient statistics

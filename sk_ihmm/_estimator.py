@@ -301,7 +301,7 @@ class InfiniteHMM(BaseEstimator):
             "proposal": self.proposal,
         }
         return Problem(
-            Y=Y, seq_first=first, seq_last=last, emission=family, hyp=family._hyp(dim), dim=dim,
+            Y=Y, seq_first=first, seq_last=last, emission=family, fam=family.code, hyp=family._hyp(dim), dim=dim,
             n_stats=family._n_stats(dim), log_pred=log_pred, update=update,
             sample_param=sample_param, param_loglik=param_loglik,
             conc0=(float(self.alpha), float(self.gamma), float(self.kappa)),
@@ -395,7 +395,7 @@ class InfiniteHMM(BaseEstimator):
     def _log_emissions(self, Y):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
-        return log_emission_matrix(prob.log_pred, np.ascontiguousarray(snap.stats[1:]), prob.hyp, Y)
+        return log_emission_matrix(prob.fam, np.ascontiguousarray(snap.stats[1:]), prob.hyp, Y)
 
     def _decode(self, X, lengths, sequence_ids, posterior):
         check_is_fitted(self, "state_samples_")

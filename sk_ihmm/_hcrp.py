@@ -33,6 +33,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .emissions import update
+
 __all__ = ["Seating", "new_seating", "grow"]
 
 Seating = namedtuple(
@@ -361,13 +363,13 @@ def n_free_labels(s):
 
 
 @njit(cache=True)
-def seat_sequences(s, stats, x, Y, seq_first, update, rng):
+def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
     """Seat the customers and emissions of a complete labelled sequence."""
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
         add_customer(s, j, x[t], rng)
         clear_log(s)
-        update(stats[x[t]], Y[t], 1.0)
+        update(fam, stats[x[t]], Y[t], 1.0)
         s.occ[x[t]] += 1
 
 

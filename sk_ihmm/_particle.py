@@ -21,12 +21,14 @@ import math
 import numpy as np
 from numba import njit
 
+from .emissions import log_pred, update
+
 __all__ = ["particle_filter", "snapshot_log_likelihoods", "initial_labels"]
 
 
 @njit(cache=True)
 def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
-               log_pred, update, hyp, rng, keep_paths, paths, anc):
+               fam, hyp, rng, keep_paths, paths, anc):
     T = Y.shape[0]
     S = stats0.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
@@ -109,7 +111,7 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
             for k in range(1, nk + 1):
                 p0 = pmk[p, k] / (mt + gamma) if pmk[p, k] > 0 else gamma / (mt + gamma)
                 num = pn[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
-                lw[k] = math.log(num / den) + log_pred(pst[p, k], hyp, Y[t])
+                lw[k] = math.log(num / den) + log_pred(fam, pst[p, k], hyp, Y[t])
                 if lw[k] > m_lw:
                     m_lw = lw[k]
             s = 0.0
@@ -133,7 +135,7 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
                 pmt[p] += 1
             pn[p, j, knew] += 1
             pnj[p, j] += 1
-            update(pst[p, knew], Y[t], 1.0)
+            update(fam, pst[p, knew], Y[t], 1.0)
             if knew > used[p]:
                 used[p] = knew
             cur[p] = knew
@@ -161,7 +163,7 @@ def particle_filter(problem_like, Y, seq_first, base, n_particles, rng, n_extra=
 
     Returns ``(log_lik_per_step, final_log_weights, paths, ancestors)``.
     """
-    log_pred, update, hyp, n_stats, conc = problem_like
+    fam, hyp, n_stats, conc = problem_like
     T = Y.shape[0]
     if base is None:
         K0 = 0
@@ -182,7 +184,7 @@ def particle_filter(problem_like, Y, seq_first, base, n_particles, rng, n_extra=
     out, logw = _pf_kernel(
         n0.astype(np.int64), mk0.astype(np.int64), nj0.astype(np.int64),
         np.ascontiguousarray(stats0, dtype=np.float64), K0, np.asarray(conc, dtype=float),
-        Y, seq_first, int(n_particles), C, log_pred, update, hyp, rng, keep_paths, paths, anc,
+        Y, seq_first, int(n_particles), C, fam, hyp, rng, keep_paths, paths, anc,
     )
     return out, logw, paths, anc
 
@@ -191,7 +193,7 @@ def initial_labels(problem, n_particles, rng):
     """Initial labelling by a particle filter from the empty seating (Makino
     et al. 2011, Section 5.1): the path of one particle drawn by its final
     weight, labels >= 1."""
-    kern = (problem.log_pred, problem.update, problem.hyp, problem.n_stats, problem.conc0)
+    kern = (problem.fam, problem.hyp, problem.n_stats, problem.conc0)
     _, logw, paths, anc = particle_filter(
         kern, problem.Y, problem.seq_first, None, n_particles, rng,
         n_extra=min(problem.Y.shape[0], 64), keep_paths=True,
@@ -209,7 +211,7 @@ def initial_labels(problem, n_particles, rng):
 def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng):
     """``(n_snapshots, n_timesteps)`` per-observation log predictive likelihoods."""
     out = np.empty((len(snapshots), Y.shape[0]))
-    kern = (problem.log_pred, problem.update, problem.hyp, problem.n_stats, None)
+    kern = (problem.fam, problem.hyp, problem.n_stats, None)
     for i, snap in enumerate(snapshots):
         out[i] = particle_filter(kern, Y, seq_first, snap, n_particles, rng)[0]
     return out

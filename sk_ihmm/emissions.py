@@ -354,6 +354,7 @@ class Categorical(EmissionFamily):
     """
 
     name = "categorical"
+    code = 0
     _log_pred = staticmethod(_cat_log_pred)
     _update = staticmethod(_cat_update)
     _sample_param = staticmethod(_cat_sample_param)
@@ -459,6 +460,7 @@ class Gaussian(EmissionFamily):
     """
 
     name = "gaussian"
+    code = 1
     _log_pred = staticmethod(_gauss_log_pred)
     _update = staticmethod(_gauss_update)
     _sample_param = staticmethod(_gauss_sample_param)
@@ -548,6 +550,7 @@ class MultivariateGaussian(EmissionFamily):
     """
 
     name = "multivariate_gaussian"
+    code = 2
     _log_pred = staticmethod(_mvn_log_pred)
     _update = staticmethod(_mvn_update)
     _sample_param = staticmethod(_mvn_sample_param)
@@ -660,13 +663,68 @@ def make_emission(emission):
     )
 
 
+
+
+# --------------------------------------------------------------------------
+# Dispatch on a family code. Sampler kernels call these global functions with
+# the integer ``fam`` of their problem rather than receiving the family
+# kernels as first-class function arguments: numba keys its on-disk cache on
+# argument types, and the type of a dispatcher argument is unique to the
+# process, so kernels taking functions as arguments would recompile in every
+# new process (and in every joblib worker).
+# --------------------------------------------------------------------------
+CATEGORICAL, GAUSSIAN, MULTIVARIATE_GAUSSIAN = 0, 1, 2
+
+
 @njit(cache=True)
-def log_emission_matrix(log_pred, stats, hyp, Y):
+def log_pred(fam, stats, hyp, y):
+    """Log posterior predictive of ``y`` given a state's statistics."""
+    if fam == GAUSSIAN:
+        return _gauss_log_pred(stats, hyp, y)
+    if fam == CATEGORICAL:
+        return _cat_log_pred(stats, hyp, y)
+    return _mvn_log_pred(stats, hyp, y)
+
+
+@njit(cache=True)
+def update(fam, stats, y, sign):
+    """Add (``sign=+1``) or remove (``-1``) observation ``y`` in place."""
+    if fam == GAUSSIAN:
+        _gauss_update(stats, y, sign)
+    elif fam == CATEGORICAL:
+        _cat_update(stats, y, sign)
+    else:
+        _mvn_update(stats, y, sign)
+
+
+@njit(cache=True)
+def sample_param(fam, stats, hyp, rng, out):
+    """Draw explicit parameters from the posterior given ``stats`` into ``out``."""
+    if fam == GAUSSIAN:
+        _gauss_sample_param(stats, hyp, rng, out)
+    elif fam == CATEGORICAL:
+        _cat_sample_param(stats, hyp, rng, out)
+    else:
+        _mvn_sample_param(stats, hyp, rng, out)
+
+
+@njit(cache=True)
+def param_loglik(fam, param, y):
+    """Log density of ``y`` under explicit parameters."""
+    if fam == GAUSSIAN:
+        return _gauss_param_loglik(param, y)
+    if fam == CATEGORICAL:
+        return _cat_param_loglik(param, y)
+    return _mvn_param_loglik(param, y)
+
+
+@njit(cache=True)
+def log_emission_matrix(fam, stats, hyp, Y):
     """``(n_timesteps, n_states)`` log predictive densities of every
     observation under every state's statistics."""
     T, K = Y.shape[0], stats.shape[0]
     out = np.empty((T, K))
     for t in range(T):
         for k in range(K):
-            out[t, k] = log_pred(stats[k], hyp, Y[t])
+            out[t, k] = log_pred(fam, stats[k], hyp, Y[t])
     return out

@@ -37,7 +37,7 @@ def make_problem(family, Y, dim, lengths, alpha, gamma, kappa, resample, options
     last[np.cumsum(lengths) - 1] = True
     lp, up, sp, pl = family.kernels
     return Problem(
-        Y=np.ascontiguousarray(Y, float), seq_first=first, seq_last=last, emission=family,
+        Y=np.ascontiguousarray(Y, float), seq_first=first, seq_last=last, emission=family, fam=family.code,
         hyp=family._hyp(dim), dim=dim, n_stats=family._n_stats(dim), log_pred=lp, update=up,
         sample_param=sp, param_loglik=pl, conc0=(alpha, gamma, kappa), priors=priors,
         resample=resample, options=dict(options or {}),

@@ -35,7 +35,7 @@ def test_undo_restores_exact_seating(kappa):
     first = np.zeros(10, bool)
     first[0] = True
     stats = np.zeros((8, 8))
-    _hcrp.seat_sequences(s, stats, x, np.zeros((10, 1)), first, Gaussian().kernels[1], rng)
+    _hcrp.seat_sequences(s, stats, x, np.zeros((10, 1)), first, Gaussian.code, rng)
     _hcrp.check_invariants(s, x, first)
     for trial in range(200):
         before = _snapshot(s)

@@ -67,7 +67,7 @@ def init_collapsed(problem, x0, rng):
     C = max(16, 2 * int(x.max()) + 2)
     s = _hcrp.new_seating(C, 2 * x.shape[0] + 16, 64, *problem.conc0)
     stats = np.zeros((C, problem.n_stats))
-    _hcrp.seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.update, rng)
+    _hcrp.seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.fam, rng)
     state = CollapsedState(x, s, stats)
     state.log_joint = log_joint(state, problem)
     return state

@@ -28,6 +28,7 @@ from numba import njit
 
 from .. import _hcrp
 from .._hcrp import add_customer, get_prob, pred_prob, remove_customer
+from ..emissions import log_pred, update
 from ._collapsed import finish_sweep, init_collapsed
 
 __all__ = ["init", "step"]
@@ -35,7 +36,7 @@ __all__ = ["init", "step"]
 
 @njit(cache=True)
 def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
-                 log_pred, update, hyp, rng, cand, logw, trans):
+                 fam, hyp, rng, cand, logw, trans):
     """Gibbs-update ``x[order[start:]]``; stop early when capacity runs low.
 
     Returns ``(stop, n_accepted)``: ``stop == len(order)`` when done, else
@@ -59,9 +60,9 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         if q > 0:
             remove_customer(s, old, q, rng)
             log_r_old += math.log(get_prob(s, old, q))
-        update(stats[old], Y[t], -1.0)
+        update(fam, stats[old], Y[t], -1.0)
         s.occ[old] -= 1
-        log_r_old += log_pred(stats[old], hyp, Y[t])
+        log_r_old += log_pred(fam, stats[old], hyp, Y[t])
         remove_customer(s, p, old, rng)
         log_r_old += math.log(get_prob(s, p, old))
         if _hcrp.is_free(s, old):
@@ -75,7 +76,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         for k in range(1, C):
             if mk[k] > 0 or k == q or k == fresh:
                 cand[nc] = k
-                lp = log_pred(stats[k], hyp, Y[t])
+                lp = log_pred(fam, stats[k], hyp, Y[t])
                 logw[nc] = lp
                 if lp > mx:
                     mx = lp
@@ -105,8 +106,8 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         # ---- add back with the proposed state ----
         log_r_new = math.log(get_prob(s, p, new))
         add_customer(s, p, new, rng)
-        log_r_new += log_pred(stats[new], hyp, Y[t])
-        update(stats[new], Y[t], 1.0)
+        log_r_new += log_pred(fam, stats[new], hyp, Y[t])
+        update(fam, stats[new], Y[t], 1.0)
         s.occ[new] += 1
         if q > 0:
             log_r_new += math.log(get_prob(s, new, q))
@@ -118,9 +119,9 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
             _hcrp.clear_log(s)
         else:
             _hcrp.undo(s)
-            update(stats[new], Y[t], -1.0)
+            update(fam, stats[new], Y[t], -1.0)
             s.occ[new] -= 1
-            update(stats[old], Y[t], 1.0)
+            update(fam, stats[old], Y[t], 1.0)
             s.occ[old] += 1
     return order.shape[0], n_acc
 
@@ -143,7 +144,7 @@ def step(state, problem, rng):
         trans = np.empty(C + 1)
         pos, acc = _gibbs_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, order, pos, problem.log_pred, problem.update, problem.hyp, rng, cand, logw, trans,
+            problem.seq_last, order, pos, problem.fam, problem.hyp, rng, cand, logw, trans,
         )
         n_acc += acc
     finish_sweep(state, problem, rng)
