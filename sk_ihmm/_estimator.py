@@ -395,7 +395,8 @@ class InfiniteHMM(BaseEstimator):
     def _log_emissions(self, Y):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
-        return log_emission_matrix(prob.fam, np.ascontiguousarray(snap.stats[1:]), prob.hyp, Y)
+        # a writable copy: log_pred caches predictive constants in the rows
+        return log_emission_matrix(prob.fam, np.array(snap.stats[1:]), prob.hyp, Y)
 
     def _decode(self, X, lengths, sequence_ids, posterior):
         check_is_fitted(self, "state_samples_")
@@ -498,6 +499,101 @@ class InfiniteHMM(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
+
+    # ------------------------------------------------------------ diagnostics
+    def diagnostics(self, keys=None):
+        """Convergence summary of the label-invariant traces of the kept sweeps.
+
+        Parameters
+        ----------
+        keys : sequence of str, default=None
+            Trace keys to summarise (any key of ``trace_``). By default
+            ``n_states``, ``log_joint``, the resampled concentrations
+            (``alpha``, ``gamma``, and ``kappa`` when ``kappa_prior`` is set)
+            and every acceptance statistic (keys ending in ``accept_rate`` or
+            ``accept``).
+
+        Returns
+        -------
+        table : dict of dict
+            ``{quantity: {"mean", "sd", "ess_bulk", "r_hat", "act"}}`` over
+            the kept sweeps (after ``n_burnin``, every ``thin``-th) of all
+            chains: bulk ESS and rank-normalised split R-hat (Vehtari et al.,
+            2021) and Makino et al.'s autocorrelation time (Eq. 35-36,
+            ``0.5`` for independent draws; mean over chains). Undefined
+            entries are ``nan``. ``print(table)`` shows it as a text table;
+            ``pandas.DataFrame(table).T`` makes a data frame.
+        """
+        from . import _diagnostics
+
+        check_is_fitted(self, "state_samples_")
+        return _diagnostics.summarize_traces(
+            self.trace_, self.n_burnin, self.thin, keys=keys, resampled=self._problem_.resample,
+        )
+
+    def to_arviz(self):
+        """The traces of the kept sweeps as ArviZ data (requires ``arviz``).
+
+        Returns
+        -------
+        idata : arviz.InferenceData
+            ``posterior`` holds ``n_states``, ``log_joint``, ``alpha``,
+            ``gamma`` and ``kappa`` with dimensions ``(chain, draw)``;
+            ``sample_stats`` holds ``lp`` and the other traces (acceptance
+            rates, CPU seconds, ...). With ArviZ >= 1.0 the equivalent
+            ``DataTree`` is returned.
+        """
+        from . import _diagnostics
+
+        check_is_fitted(self, "state_samples_")
+        attrs = {"sampler": str(self.sampler), "n_burnin": int(self.n_burnin), "thin": int(self.thin)}
+        return _diagnostics.trace_to_arviz(self.trace_, self.n_burnin, self.thin, attrs=attrs)
+
+    def posterior_similarity(self, dtype=np.float32):
+        """Posterior co-assignment probabilities of the training time steps.
+
+        Entry ``(s, t)`` is the fraction of kept samples (all chains) in which
+        steps ``s`` and ``t`` of the training data share a state; it is
+        immune to label switching. Memory is ``n_timesteps**2`` floats.
+
+        Parameters
+        ----------
+        dtype : {numpy.float32, numpy.float64}, default=numpy.float32
+
+        Returns
+        -------
+        psm : ndarray of shape (n_timesteps, n_timesteps)
+        """
+        from . import _diagnostics
+
+        check_is_fitted(self, "state_samples_")
+        return _diagnostics.posterior_similarity(self.state_samples_, dtype=dtype)
+
+    def point_estimate(self, return_index=False):
+        """Label-switching-robust point estimate of the training state sequence.
+
+        The kept sample (over all chains) closest to the posterior similarity
+        matrix in squared error (Dahl's least-squares clustering,
+        :func:`sk_ihmm.metrics.point_estimate_states`).
+
+        Parameters
+        ----------
+        return_index : bool, default=False
+            Also return ``(chain, sample)`` of the selected sample (its
+            snapshot is ``snapshots_[chain][sample]``).
+
+        Returns
+        -------
+        states : ndarray of shape (n_timesteps,)
+            Labels ``0, 1, ...`` in order of first appearance.
+        index : (int, int)
+            Only if ``return_index``.
+        """
+        from . import _diagnostics
+
+        check_is_fitted(self, "state_samples_")
+        states, where = _diagnostics.point_estimate(self.state_samples_)
+        return (states, where) if return_index else states
 
 
 class _RandomInit:

@@ -44,6 +44,7 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
     pmt = np.full(P, mk0.sum(), np.int64)
     used = np.full(P, K0, np.int64)        # labels 1..used[p] exist in particle p
     cur = np.zeros(P, np.int64)
+    hi_used = K0
     logw = np.zeros(P)
     # buffers for resampling
     qn = np.zeros_like(pn)
@@ -78,7 +79,10 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
                     c += 1
                     cum += math.exp(logw[c])
                 a[p] = c
-            hi = used.max() + 1
+            # copy every label any particle has ever used: a slot beyond the
+            # current maximum may still hold counts of a particle that died
+            hi_used = max(hi_used, used.max())
+            hi = hi_used + 1
             for p in range(P):
                 c = a[p]
                 qn[p, :hi, :hi] = pn[c, :hi, :hi]

@@ -1,0 +1,262 @@
+"""Convergence diagnostics and posterior summaries of a fitted :class:`InfiniteHMM`.
+
+The estimator's public methods :meth:`~sk_ihmm.InfiniteHMM.diagnostics`,
+:meth:`~sk_ihmm.InfiniteHMM.to_arviz`,
+:meth:`~sk_ihmm.InfiniteHMM.posterior_similarity` and
+:meth:`~sk_ihmm.InfiniteHMM.point_estimate` are thin wrappers of the
+functions here. Only label-invariant quantities are summarised: the hidden
+states themselves are subject to label switching, so their traces are not
+meaningful MCMC diagnostics.
+
+"Kept sweeps" are the sweeps whose state is stored in ``state_samples_``:
+after the ``n_burnin`` burn-in sweeps, every ``thin``-th sweep.
+"""
+
+import math
+
+import numpy as np
+
+from . import metrics
+
+__all__ = [
+    "DiagnosticsTable",
+    "kept_sweeps",
+    "summarize_traces",
+    "trace_to_arviz",
+    "posterior_similarity",
+    "point_estimate",
+]
+
+#: Columns of every row of :func:`summarize_traces`.
+COLUMNS = ("mean", "sd", "ess_bulk", "r_hat", "act")
+
+_ARVIZ_HINT = 'pip install "sk_ihmm[arviz]"'
+
+
+class DiagnosticsTable(dict):
+    """A ``dict`` of rows ``{quantity: {column: value}}`` that prints as a table.
+
+    It is an ordinary dictionary (no pandas needed); with pandas,
+    ``pandas.DataFrame(table).T`` gives a data frame with one row per
+    quantity.
+    """
+
+    def to_string(self, digits=3):
+        """Render the table as fixed-width text.
+
+        Parameters
+        ----------
+        digits : int, default=3
+            Significant digits of the values.
+
+        Returns
+        -------
+        text : str
+        """
+        columns = list(dict.fromkeys(c for row in self.values() for c in row))
+        width = max([len("quantity")] + [len(k) for k in self])
+        cells = {c: [f"{row.get(c, math.nan):.{digits}g}" for row in self.values()] for c in columns}
+        widths = {c: max([len(c)] + [len(s) for s in cells[c]]) for c in columns}
+        lines = ["  ".join(["quantity".ljust(width)] + [c.rjust(widths[c]) for c in columns])]
+        for i, name in enumerate(self):
+            lines.append("  ".join([name.ljust(width)] + [cells[c][i].rjust(widths[c]) for c in columns]))
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_string()
+
+
+def kept_sweeps(n_sweeps, n_burnin, thin=1):
+    """Indices of the kept sweeps of a chain of ``n_sweeps`` sweeps.
+
+    The same rule as the chain driver: sweep ``s`` (0-based) is kept when
+    ``s >= n_burnin`` and ``(s - n_burnin + 1) % thin == 0``.
+
+    Parameters
+    ----------
+    n_sweeps : int
+        Total sweeps of the chain (burn-in included).
+    n_burnin : int
+        Sweeps discarded at the start.
+    thin : int, default=1
+        Keep every ``thin``-th sweep after burn-in.
+
+    Returns
+    -------
+    index : ndarray of int
+    """
+    return np.arange(int(n_burnin) + int(thin) - 1, int(n_sweeps), int(thin))
+
+
+def _is_accept_key(key):
+    return key.endswith("accept_rate") or key.endswith("accept")
+
+
+def _safe(func, *args, **kwargs):
+    """``func(*args)`` as a float, ``nan`` when it is undefined for these draws."""
+    try:
+        value = float(func(*args, **kwargs))
+    except ValueError:
+        return math.nan
+    return value
+
+
+def _summary_row(draws):
+    """mean, sd, bulk ESS, split R-hat and mean per-chain Makino ACT of ``draws``."""
+    draws = np.asarray(draws, dtype=np.float64)
+    finite = np.all(np.isfinite(draws))
+    row = {
+        "mean": float(np.mean(draws)) if draws.size else math.nan,
+        "sd": float(np.std(draws, ddof=1)) if draws.size > 1 else math.nan,
+        "ess_bulk": math.nan,
+        "r_hat": math.nan,
+        "act": math.nan,
+    }
+    if not finite or draws.shape[1] < 4:
+        return row
+    row["ess_bulk"] = _safe(metrics.effective_sample_size, draws, method="bulk")
+    row["r_hat"] = _safe(metrics.split_rhat, draws)
+    acts = [_safe(metrics.integrated_autocorrelation_time, chain) for chain in draws]
+    acts = [a for a in acts if not math.isnan(a)]
+    row["act"] = float(np.mean(acts)) if acts else math.nan
+    return row
+
+
+def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, False)):
+    """Summary table of the label-invariant traces of the kept sweeps.
+
+    Parameters
+    ----------
+    trace : dict of ndarray of shape (n_chains, n_sweeps)
+        Per-sweep traces (``InfiniteHMM.trace_``).
+    n_burnin : int
+        Burn-in sweeps to drop.
+    thin : int, default=1
+        Thinning of the kept sweeps.
+    keys : sequence of str, default=None
+        Quantities to summarise. By default ``n_states``, ``log_joint``, the
+        concentrations that were resampled (see ``resampled``) and every
+        acceptance statistic (trace keys ending in ``accept_rate`` or
+        ``accept``).
+    resampled : (bool, bool, bool), default=(True, True, False)
+        Whether ``alpha``, ``gamma`` and ``kappa`` were resampled; fixed
+        concentrations are constant and left out by default.
+
+    Returns
+    -------
+    table : DiagnosticsTable
+        ``{quantity: {"mean", "sd", "ess_bulk", "r_hat", "act"}}``. ``sd`` is
+        over all kept draws of all chains, ``ess_bulk`` the rank-normalised
+        bulk ESS and ``r_hat`` the rank-normalised split R-hat of Vehtari et
+        al. (2021) over all chains, ``act`` Makino et al.'s integrated
+        autocorrelation time (Eq. 35-36, ``0.5`` for independent draws)
+        averaged over chains. Undefined values (constant traces, fewer than
+        4 kept draws per chain) are ``nan``. For acceptance statistics the
+        ``mean`` is the mean acceptance rate of that move.
+    """
+    if keys is None:
+        keys = ["n_states", "log_joint"]
+        keys += [name for name, flag in zip(("alpha", "gamma", "kappa"), resampled) if flag]
+        keys += sorted(k for k in trace if _is_accept_key(k))
+    missing = [k for k in keys if k not in trace]
+    if missing:
+        raise ValueError(f"Unknown trace keys {missing}; available: {sorted(trace)}.")
+    table = DiagnosticsTable()
+    for key in keys:
+        values = np.asarray(trace[key], dtype=np.float64)
+        idx = kept_sweeps(values.shape[1], n_burnin, thin)
+        table[key] = _summary_row(values[:, idx])
+    return table
+
+
+# ----------------------------------------------------------------- arviz
+_POSTERIOR_KEYS = ("n_states", "log_joint", "alpha", "gamma", "kappa")
+
+
+def trace_to_arviz(trace, n_burnin, thin=1, attrs=None):
+    """Kept sweeps of the traces as ArviZ data.
+
+    Parameters
+    ----------
+    trace : dict of ndarray of shape (n_chains, n_sweeps)
+    n_burnin : int
+    thin : int, default=1
+    attrs : dict, default=None
+        Attributes stored with the posterior group.
+
+    Returns
+    -------
+    idata : arviz.InferenceData (``arviz.DataTree`` with ArviZ >= 1.0)
+        ``posterior`` holds the label-invariant quantities ``n_states``,
+        ``log_joint``, ``alpha``, ``gamma`` and ``kappa`` with dimensions
+        ``(chain, draw)``; ``sample_stats`` holds ``lp`` (the log joint,
+        ArviZ's name for it) and every other trace (acceptance rates, CPU
+        seconds, sampler-specific statistics).
+    """
+    try:
+        import arviz as az
+    except ImportError as exc:  # pragma: no cover - exercised without arviz
+        raise ImportError(
+            f"to_arviz requires the optional dependency arviz; install it with {_ARVIZ_HINT}."
+        ) from exc
+    posterior, stats = {}, {}
+    for key, values in trace.items():
+        values = np.asarray(values)
+        kept = np.ascontiguousarray(values[:, kept_sweeps(values.shape[1], n_burnin, thin)])
+        (posterior if key in _POSTERIOR_KEYS else stats)[key] = kept
+    if "log_joint" in posterior:
+        stats["lp"] = posterior["log_joint"].copy()
+    attrs = dict(attrs or {})
+    attrs.setdefault("inference_library", "sk_ihmm")
+    if int(az.__version__.split(".")[0]) >= 1:
+        idata = az.from_dict({"posterior": posterior, "sample_stats": stats})
+    else:
+        idata = az.from_dict(posterior=posterior, sample_stats=stats)
+    idata.posterior.attrs.update(attrs)
+    return idata
+
+
+# ------------------------------------------------- state-sequence summaries
+def _all_samples(state_samples):
+    return np.concatenate([np.asarray(s) for s in state_samples], axis=0)
+
+
+def posterior_similarity(state_samples, dtype=np.float32):
+    """Co-assignment matrix of the training time steps over all kept samples.
+
+    Parameters
+    ----------
+    state_samples : list of ndarray of shape (n_samples, n_timesteps)
+        Kept state sequences, one array per chain.
+    dtype : {numpy.float32, numpy.float64}, default=numpy.float32
+
+    Returns
+    -------
+    psm : ndarray of shape (n_timesteps, n_timesteps)
+        See :func:`sk_ihmm.metrics.posterior_similarity_matrix`.
+    """
+    return metrics.posterior_similarity_matrix(_all_samples(state_samples), dtype=dtype)
+
+
+def point_estimate(state_samples, psm=None):
+    """Least-squares (Dahl) point estimate over the kept samples of all chains.
+
+    Parameters
+    ----------
+    state_samples : list of ndarray of shape (n_samples, n_timesteps)
+    psm : ndarray of shape (n_timesteps, n_timesteps), default=None
+        Precomputed :func:`posterior_similarity`.
+
+    Returns
+    -------
+    states : ndarray of shape (n_timesteps,)
+        The selected sample relabelled ``0, 1, ...`` by first appearance.
+    where : (int, int)
+        ``(chain, sample)`` of the selected sample.
+    """
+    states, flat = metrics.point_estimate_states(_all_samples(state_samples), psm=psm,
+                                                 return_index=True)
+    sizes = np.cumsum([len(s) for s in state_samples])
+    chain = int(np.searchsorted(sizes, flat, side="right"))
+    sample = int(flat - (sizes[chain - 1] if chain else 0))
+    return states, (chain, sample)
