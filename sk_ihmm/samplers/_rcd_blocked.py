@@ -1,0 +1,366 @@
+"""Blocked RCD samplers: forward-backward (``rcd_blocked``) and beam (``rcd_beam``).
+
+Makino et al. (2011), Sections 4.2-4.3 and Algorithm 8. A sweep cuts every
+sequence into blocks of at most ``block_size`` steps (``options["block_size"]``,
+:data:`DEFAULT_BLOCK_SIZE` when ``None``) at a random offset, so the
+boundaries move from sweep to sweep; a sequence no longer than the block size
+is one block. Blocks never cross sequence boundaries and may contain the
+first or last step of a sequence. Every block, in random order, gets one
+Metropolis-Hastings move through the restricted collapsed draw:
+
+1. :func:`~sk_ihmm.samplers._seqmoves.remove_seq` removes the customers of
+   the block (the transition into it, those inside it, and the transition
+   out of it to ``x[e]`` when ``e`` is in the same sequence) and its
+   emissions, giving the reduced seating ``s0`` and ``r_old``.
+2. The proposal is a finite HMM over the *candidates*: every label served by
+   the root in ``s0`` plus one symbol ``new``. Its weights are the HCRP
+   predictives in ``s0`` (Makino Eq. 31-32): ``pi_hat[j, k] = get_prob(s0, j,
+   k)``, where ``new`` stands for one free label (so the ``new`` row is an
+   empty restaurant and ``new -> new`` carries the sticky ``kappa``); the
+   initial weights are the row of the label before the block (restaurant 0 at
+   a sequence start); the emission weights are the posterior predictives
+   ``log_pred(stats0[k], y_t)`` (``new``: empty statistics); the final weights
+   are the column of ``x[e]``, ``get_prob(s0, k, x[e])``, or 1 at a sequence
+   end.
+3. A path over the candidates is drawn by forward filtering / backward
+   sampling (``rcd_blocked``) or by one beam move started from the old path
+   (``rcd_beam``). Each appearance of ``new`` becomes a label through the
+   auxiliary CRP ``Q*`` of concentration ``gamma`` whose tables carry unused
+   labels; when ``x[e]`` exists but is no longer served by the root in
+   ``s0`` -- the only way a label can be in use without being a candidate,
+   since its incoming customer was the transition out of the block -- ``Q*``
+   starts with one customer at the table of ``x[e]``. Every labelled block
+   (up to the names of unused labels) is thus proposed in exactly one way,
+   with probability (Makino Eq. 34)
+
+   ``q(x) = P_hmm(path(x)) * prod_{new appearances} Q(label | earlier ones)``.
+
+   The old block is mapped the same way: labels free in ``s0`` (and ``x[e]``
+   when unserved) become ``new`` and their partition gives ``Q_old``.
+4. :func:`~sk_ihmm.samplers._seqmoves.add_seq` seats the proposal, giving
+   ``r*``; the move is accepted with probability
+   ``min(1, r* / r_old * q(x_old) / q(x*))`` (Makino Eq. 29), otherwise the
+   undo log restores the exact old seating and the emissions are moved back.
+
+Both paths are scored with ``path_log_weight``: ``P_hmm`` is the path weight
+divided by one normaliser that depends on ``s0`` only, and ``s0`` is shared by
+the forward and the reverse move, so the normaliser cancels.
+
+Why the beam sampler uses the same ratio. The beam move (Van Gael et al.
+2008; :func:`sk_ihmm._messages.beam_sample`) is a data-augmentation kernel
+``K(a, b)`` on candidate paths that is reversible with respect to
+``P_hmm``: ``P_hmm(a) K(a, b) = P_hmm(b) K(b, a)``. Its proposal of a labelled
+block is ``K(path(x_old), path(x*)) * Q*``, and the reverse move from ``x*``
+(same ``s0``, hence the same ``P_hmm``) proposes ``x_old`` with
+``K(path(x*), path(x_old)) * Q_old``; by reversibility
+
+``q(x_old | x*) / q(x* | x_old) = P_hmm(path(x_old)) Q_old / (P_hmm(path(x*)) Q*)``,
+
+exactly the ratio of the forward-backward proposal. The beam move therefore
+never needs its own (intractable) transition probability; it only restricts
+each step to the candidates that pass the slice, which is cheaper when many
+states are represented.
+
+The per-block work runs in one numba kernel that processes blocks until the
+seating runs short of free labels, table slots or undo-log rows; the Python
+driver then grows the state (doubling) and resumes, so a sweep is a few
+kernel calls.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .._hcrp import _M_TOT, _N_FREE, clear_log, pred_prob, undo
+from .._messages import beam_sample, ffbs, path_log_weight
+from ..emissions import log_pred
+from ._collapsed import finish_sweep, init_collapsed
+from ._seqmoves import add_seq, move_emissions, remove_seq
+
+__all__ = ["init", "step_blocked", "step_beam", "DEFAULT_BLOCK_SIZE"]
+
+#: Block length used when ``options["block_size"]`` is ``None``.
+DEFAULT_BLOCK_SIZE = 8
+
+
+@njit(cache=True)
+def _make_blocks(starts, ends, block_size, offsets):
+    """Cut each sequence ``[starts[i], ends[i])`` into blocks.
+
+    A sequence of at most ``block_size`` steps is one block; a longer one is
+    cut at ``starts[i] + offsets[i] + k * block_size`` (``k >= 0``), skipping
+    an empty first block. Returns the arrays ``(block_start, block_end)``.
+    """
+    n_blocks = 0
+    for i in range(starts.shape[0]):
+        n = ends[i] - starts[i]
+        if n <= block_size:
+            n_blocks += 1
+        else:
+            o = offsets[i]
+            n_blocks += (1 if o > 0 else 0) + (n - o + block_size - 1) // block_size
+    bstart = np.empty(n_blocks, np.int64)
+    bend = np.empty(n_blocks, np.int64)
+    c = 0
+    for i in range(starts.shape[0]):
+        a, z = starts[i], ends[i]
+        if z - a <= block_size:
+            bstart[c] = a
+            bend[c] = z
+            c += 1
+            continue
+        b = a
+        e = a + offsets[i] if offsets[i] > 0 else a + block_size
+        while b < z:
+            bstart[c] = b
+            bend[c] = min(e, z)
+            c += 1
+            b = e
+            e += block_size
+    return bstart, bend
+
+
+@njit(cache=True, inline="always")
+def _is_free(occ, mk, nj, k):
+    return occ[k] == 0 and mk[k] == 0 and nj[k] == 0
+
+
+@njit(cache=True)
+def _free_label(occ, mk, nj, start):
+    """Smallest free label ``>= start`` (``-1`` if none); as
+    :func:`sk_ihmm._hcrp.free_label`, on unpacked arrays."""
+    for k in range(start, occ.shape[0]):
+        if _is_free(occ, mk, nj, k):
+            return k
+    return -1
+
+
+@njit(cache=True)
+def _n_free_labels(occ, mk, nj):
+    c = 0
+    for k in range(1, occ.shape[0]):
+        if _is_free(occ, mk, nj, k):
+            c += 1
+    return c
+
+
+# The auxiliary CRP Q of Makino Algorithm 8: tables qlab[:nq] (labels) with
+# qcnt[:nq] customers, qn customers in all, concentration gamma.
+@njit(cache=True)
+def _crp_start(qlab, qcnt, seed):
+    """Empty CRP, or one customer at the table of label ``seed`` if ``seed > 0``.
+    Returns ``(nq, qn)``."""
+    if seed > 0:
+        qlab[0] = seed
+        qcnt[0] = 1
+        return 1, 1
+    return 0, 0
+
+
+@njit(cache=True)
+def _crp_log_prob(qlab, qcnt, nq, qn, label, gamma):
+    """Log probability that the CRP seats a customer at the table of ``label``
+    (a new table if no table has it). Returns ``(log_prob, table)``; ``table ==
+    nq`` means a new table."""
+    for i in range(nq):
+        if qlab[i] == label:
+            return math.log(qcnt[i] / (qn + gamma)), i
+    return math.log(gamma / (qn + gamma)), nq
+
+
+@njit(cache=True)
+def _crp_draw(qcnt, nq, qn, gamma, rng):
+    """Draw the table of a new customer. Returns ``(table, log_prob)``;
+    ``table == nq`` means a new table."""
+    u = rng.random() * (qn + gamma)
+    acc = 0.0
+    for i in range(nq):
+        acc += qcnt[i]
+        if u < acc:
+            return i, math.log(qcnt[i] / (qn + gamma))
+    return nq, math.log(gamma / (qn + gamma))
+
+
+@njit(cache=True)
+def _crp_seat(qlab, qcnt, nq, table, label):
+    """Seat a customer at ``table`` (opening it with ``label`` if ``table ==
+    nq``); returns the new number of tables."""
+    if table < nq:
+        qcnt[table] += 1
+        return nq
+    qlab[nq] = label
+    qcnt[nq] = 1
+    return nq + 1
+
+
+@njit(cache=True)
+def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, start,
+                   use_beam, fam, hyp, rng):
+    """One RCD move per block ``order[start:]``; stop early when capacity runs low.
+
+    Returns ``(stop, n_accepted, n_visited)``: ``stop == len(order)`` when
+    done, else the position in ``order`` to resume from after growing the
+    state; ``n_visited`` sums the (step, state) pairs the beam kept.
+    """
+    C = s.n.shape[0]
+    n, nj, mk, occ = s.n, s.nj, s.mk, s.occ
+    alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
+    l_max = 1
+    for i in range(bstart.shape[0]):
+        l_max = max(l_max, bend[i] - bstart[i])
+    x_old = np.empty(l_max, np.int64)
+    x_new = np.empty(l_max, np.int64)
+    p_old = np.empty(l_max, np.int64)
+    p_new = np.empty(l_max, np.int64)
+    qlab = np.empty(l_max + 1, np.int64)
+    qcnt = np.empty(l_max + 1, np.int64)
+    cand = np.empty(C, np.int64)
+    index = np.full(C, -1, np.int64)   # label -> candidate column, -1 = 'new'
+    empty = np.zeros(stats.shape[1])
+    n_acc = 0
+    n_vis = 0
+    for i in range(start, order.shape[0]):
+        b = bstart[order[i]]
+        e = bend[order[i]]
+        L = e - b
+        need = L + 2
+        if (s.scal[_N_FREE] < 3 * need or s.log.shape[0] < 3 * need
+                or _n_free_labels(occ, mk, nj) < need):
+            return i, n_acc, n_vis
+        prev = 0 if seq_first[b] else x[b - 1]
+        nxt = -1 if seq_last[e - 1] else x[e]
+        xo = x_old[:L]
+        xn = x_new[:L]
+        po = p_old[:L]
+        pn = p_new[:L]
+        for l in range(L):
+            xo[l] = x[b + l]
+
+        # ---- 1. remove the block: reduced seating s0 ----
+        clear_log(s)
+        log_r_old = remove_seq(s, stats, xo, Y, b, prev, nxt, fam, hyp, rng)
+
+        # ---- 2. candidate HMM in s0 ----
+        m_tot = s.scal[_M_TOT]
+        K = 0
+        for k in range(1, C):
+            if mk[k] > 0:
+                cand[K] = k
+                index[k] = K
+                K += 1
+        cand[K] = _free_label(occ, mk, nj, 1)   # stands for 'new' (column K)
+        K1 = K + 1
+        log_init = np.empty(K1)
+        log_trans = np.empty((K1, K1))
+        log_emit = np.empty((L, K1))
+        log_final = np.zeros(K1)
+        for c in range(K1):
+            k = cand[c]
+            log_init[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, prev, k))
+            for d in range(K1):
+                log_trans[c, d] = math.log(
+                    pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, cand[d]))
+            if nxt > 0:
+                log_final[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, nxt))
+            row = stats[k] if c < K else empty
+            for l in range(L):
+                log_emit[l, c] = log_pred(fam, row, hyp, Y[b + l])
+        for l in range(L):
+            c = index[xo[l]]
+            po[l] = c if c >= 0 else K
+
+        # ---- 3. proposal path, then labels for 'new' through Q* ----
+        if use_beam:
+            n_vis += beam_sample(log_init, log_trans, log_emit, log_final, po, rng, pn)
+        else:
+            ffbs(log_init, log_trans, log_emit, log_final, rng, pn)
+        log_q_old = path_log_weight(log_init, log_trans, log_emit, log_final, po)
+        log_q_new = path_log_weight(log_init, log_trans, log_emit, log_final, pn)
+        # Q* (and Q_old) start with x[e] when no root table serves it in s0
+        seed = nxt if nxt > 0 and mk[nxt] == 0 else 0
+        nq, qn = _crp_start(qlab, qcnt, seed)
+        next_free = 1
+        for l in range(L):
+            if pn[l] < K:
+                xn[l] = cand[pn[l]]
+                continue
+            t, lq = _crp_draw(qcnt, nq, qn, gamma, rng)
+            log_q_new += lq
+            label = qlab[t] if t < nq else _free_label(occ, mk, nj, next_free)
+            if t == nq:
+                next_free = label + 1
+            nq = _crp_seat(qlab, qcnt, nq, t, label)
+            qn += 1
+            xn[l] = label
+        nq, qn = _crp_start(qlab, qcnt, seed)
+        for l in range(L):
+            if po[l] < K:
+                continue
+            lq, t = _crp_log_prob(qlab, qcnt, nq, qn, xo[l], gamma)
+            log_q_old += lq
+            nq = _crp_seat(qlab, qcnt, nq, t, xo[l])
+            qn += 1
+        for c in range(K):
+            index[cand[c]] = -1
+
+        # ---- 4. seat the proposal, accept or undo ----
+        log_r_new = add_seq(s, stats, xn, Y, b, prev, nxt, fam, hyp, rng)
+        log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
+        if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+            for l in range(L):
+                x[b + l] = xn[l]
+            n_acc += 1
+            clear_log(s)
+        else:
+            undo(s)
+            move_emissions(s, stats, Y, b, xn, xo, fam)
+    return order.shape[0], n_acc, n_vis
+
+
+def init(problem, x0, rng):
+    """Initial state: seat the labelled sequence ``x0``."""
+    return init_collapsed(problem, x0, rng)
+
+
+def _block_size(problem):
+    size = problem.options.get("block_size")
+    size = DEFAULT_BLOCK_SIZE if size is None else int(size)
+    if size < 1:
+        raise ValueError(f"block_size must be >= 1, got {size}.")
+    return size
+
+
+def _sweep(state, problem, rng, use_beam):
+    """One sweep of block moves followed by the hyperparameter updates."""
+    size = _block_size(problem)
+    starts = np.flatnonzero(problem.seq_first).astype(np.int64)
+    ends = np.flatnonzero(problem.seq_last).astype(np.int64) + 1
+    offsets = rng.integers(0, size, size=starts.shape[0]).astype(np.int64)
+    bstart, bend = _make_blocks(starts, ends, size, offsets)
+    order = rng.permutation(bstart.shape[0]).astype(np.int64)
+    need = int((bend - bstart).max()) + 2
+    pos, n_acc, n_vis = 0, 0, 0
+    while pos < order.shape[0]:
+        state.ensure_capacity(labels=need, tables=3 * need, log=3 * need)
+        pos, acc, vis = _blocked_sweep(
+            state.seating, state.stats, state.x, problem.Y, problem.seq_first,
+            problem.seq_last, bstart, bend, order, pos, use_beam, problem.fam, problem.hyp, rng,
+        )
+        n_acc += acc
+        n_vis += vis
+    finish_sweep(state, problem, rng)
+    info = {"accept_rate": n_acc / order.shape[0]}
+    if use_beam:
+        info["states_visited"] = n_vis / state.x.shape[0]
+    return info
+
+
+def step_blocked(state, problem, rng):
+    """One sweep of blocked Gibbs RCD moves (forward-backward proposals)."""
+    return _sweep(state, problem, rng, False)
+
+
+def step_beam(state, problem, rng):
+    """One sweep of beam RCD moves (slice-restricted forward-backward proposals)."""
+    return _sweep(state, problem, rng, True)

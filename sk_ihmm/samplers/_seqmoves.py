@@ -1,0 +1,135 @@
+"""Remove and re-add a contiguous piece of a state sequence (Makino et al. 2011).
+
+These are Algorithms 6 (``removeSeq``) and 7 (``addSeq``) of Makino et al.
+(2011), written as standalone numba kernels so that every RCD move that
+resamples whole stretches of the state sequence (the blocked and beam
+samplers, split-merge) can share them.
+
+A *block* is the run of time steps ``b .. b + L - 1`` of one sequence with
+labels ``xb`` (``L = len(xb)``). Its customers are
+
+* the transition into the block, ``prev -> xb[0]``, where ``prev`` is the
+  label of step ``b - 1`` or the start restaurant ``0`` when ``b`` starts a
+  sequence;
+* the transitions ``xb[l - 1] -> xb[l]`` inside the block;
+* the transition out of the block, ``xb[L - 1] -> nxt``, where ``nxt`` is the
+  label of step ``b + L`` when that step belongs to the same sequence
+  (``nxt = -1`` otherwise: nothing follows the block);
+
+and its emissions are ``Y[b .. b + L - 1]``.
+
+Both kernels return the log of the product of the RCD factors ``r_l``
+(Makino Eq. 28-32): the predictive probability of each customer (``get_prob``)
+and of each emission (``log_pred``) evaluated in the seating and statistics
+*without* it -- right after its removal, or right before its addition. The
+customers are added in time order and removed in the reverse order, so the
+factors of ``remove_seq`` are those ``add_seq`` would collect when seating the
+same labels again. Every seating change goes through
+:func:`sk_ihmm._hcrp.add_customer` / :func:`~sk_ihmm._hcrp.remove_customer`
+and is therefore recorded in the undo log: the caller clears the log before a
+move and calls :func:`sk_ihmm._hcrp.undo` to reject it. Emission statistics
+and occupancies are not logged; :func:`move_emissions` puts them back.
+"""
+
+import math
+
+from numba import njit
+
+from .._hcrp import add_customer, get_prob, remove_customer
+from ..emissions import log_pred, update
+
+__all__ = ["remove_seq", "add_seq", "move_emissions"]
+
+
+@njit(cache=True)
+def remove_seq(s, stats, xb, Y, b, prev, nxt, fam, hyp, rng):
+    """Remove the customers and emissions of a block (Makino Algorithm 6).
+
+    Parameters
+    ----------
+    s : sk_ihmm._hcrp.Seating
+        Seating, modified in place (changes are appended to the undo log).
+    stats : ndarray of shape (capacity, n_stats)
+        Emission sufficient statistics per label, modified in place.
+    xb : ndarray of shape (L,), int64
+        Current labels of time steps ``b .. b + L - 1``.
+    Y : ndarray of shape (n_timesteps, n_features)
+        All observations.
+    b : int
+        First time step of the block.
+    prev : int
+        Restaurant of the transition into the block: the label of step
+        ``b - 1``, or ``0`` when ``b`` starts a sequence.
+    nxt : int
+        Label of step ``b + L`` if it is in the same sequence, else ``-1``.
+    fam : int
+        Emission family code (:mod:`sk_ihmm.emissions` dispatch).
+    hyp : ndarray
+        Emission hyperparameters.
+    rng : numpy.random.Generator
+        Draws the table each removed customer leaves.
+
+    Returns
+    -------
+    log_r : float
+        Sum of the log predictive probabilities of the removed customers and
+        emissions, each evaluated right after its own removal.
+    """
+    L = xb.shape[0]
+    log_r = 0.0
+    if nxt > 0:
+        remove_customer(s, xb[L - 1], nxt, rng)
+        log_r += math.log(get_prob(s, xb[L - 1], nxt))
+    for l in range(L - 1, -1, -1):
+        k = xb[l]
+        j = prev if l == 0 else xb[l - 1]
+        update(fam, stats[k], Y[b + l], -1.0)
+        s.occ[k] -= 1
+        log_r += log_pred(fam, stats[k], hyp, Y[b + l])
+        remove_customer(s, j, k, rng)
+        log_r += math.log(get_prob(s, j, k))
+    return log_r
+
+
+@njit(cache=True)
+def add_seq(s, stats, xb, Y, b, prev, nxt, fam, hyp, rng):
+    """Add the customers and emissions of a block (Makino Algorithm 7).
+
+    Parameters are those of :func:`remove_seq`, with ``xb`` the labels to
+    seat; ``prev`` and ``nxt`` are unchanged labels outside the block.
+
+    Returns
+    -------
+    log_r : float
+        Sum of the log predictive probabilities of the added customers and
+        emissions, each evaluated right before its own addition.
+    """
+    L = xb.shape[0]
+    log_r = 0.0
+    for l in range(L):
+        k = xb[l]
+        j = prev if l == 0 else xb[l - 1]
+        log_r += math.log(get_prob(s, j, k))
+        add_customer(s, j, k, rng)
+        log_r += log_pred(fam, stats[k], hyp, Y[b + l])
+        update(fam, stats[k], Y[b + l], 1.0)
+        s.occ[k] += 1
+    if nxt > 0:
+        log_r += math.log(get_prob(s, xb[L - 1], nxt))
+        add_customer(s, xb[L - 1], nxt, rng)
+    return log_r
+
+
+@njit(cache=True)
+def move_emissions(s, stats, Y, b, x_from, x_to, fam):
+    """Move the emissions of steps ``b ..`` from labels ``x_from`` to ``x_to``.
+
+    Updates the statistics and occupancies only (no customers); used to
+    restore them after a rejected move, whose seating :func:`sk_ihmm._hcrp.undo`
+    restores.
+    """
+    for l in range(x_from.shape[0]):
+        update(fam, stats[x_from[l]], Y[b + l], -1.0)
+        s.occ[x_from[l]] -= 1
+        update(fam, stats[x_to[l]], Y[b + l], 1.0)
+        s.occ[x_to[l]] += 1
