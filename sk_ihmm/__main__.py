@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 
-def demo(sampler="rcd_gibbs", n_timesteps=2000, n_test=1000, n_burnin=150, n_samples=50,
+def demo(sampler="rcd_gibbs", n_timesteps=2000, n_test=1000, n_burnin=300, n_samples=100,
          n_chains=2, n_jobs=2, random_state=0):
     from sklearn.metrics import normalized_mutual_info_score
 
@@ -51,8 +51,8 @@ def main(argv=None):
     d = sub.add_parser("demo", help="fit the built-in 4-state Gaussian data")
     d.add_argument("--sampler", default="rcd_gibbs")
     d.add_argument("--n-timesteps", type=int, default=2000)
-    d.add_argument("--n-burnin", type=int, default=150)
-    d.add_argument("--n-samples", type=int, default=50)
+    d.add_argument("--n-burnin", type=int, default=300)
+    d.add_argument("--n-samples", type=int, default=100)
     d.add_argument("--n-chains", type=int, default=2)
     d.add_argument("--n-jobs", type=int, default=2)
     d.add_argument("--random-state", type=int, default=0)

@@ -169,8 +169,9 @@ class InfiniteHMM(BaseEstimator):
     n_states_ : int
         Number of states of the representative sample.
     representative_ : (int, int)
-        ``(chain, sample)`` of the representative sample: the kept sample with
-        the highest ``log_joint`` over all chains. Labels are only meaningful
+        ``(chain, sample)`` of the representative sample: among the kept
+        samples of all chains whose number of states is the most frequent
+        one, the sample with the highest ``log_joint``. Labels are only meaningful
         within one sample (label switching), so point summaries and
         :meth:`predict` use this one sample.
     startprob_, transmat_ : ndarray
@@ -362,7 +363,12 @@ class InfiniteHMM(BaseEstimator):
         self.snapshots_ = [r["snapshots"] for r in results]
         keys = results[0]["trace"].keys()
         self.trace_ = {k: np.stack([r["trace"][k] for r in results]) for k in keys}
+        # representative: the most probable kept sample among those with the
+        # most frequent number of states (a typical K, then the best sample)
         lj = np.array([[s.log_joint for s in snaps] for snaps in self.snapshots_])
+        ks = np.array([[s.n.shape[0] - 1 for s in snaps] for snaps in self.snapshots_])
+        values, counts = np.unique(ks, return_counts=True)
+        lj = np.where(ks == values[np.argmax(counts)], lj, -np.inf)
         c, i = np.unravel_index(int(np.argmax(lj)), lj.shape)
         self.representative_ = (int(c), int(i))
         self._set_point_summary(self.snapshots_[c][i])
