@@ -24,7 +24,7 @@ the ``numpy.random.Generator`` passed in.
 
 from collections import namedtuple
 
-from . import _rcd_blocked, _rcd_gibbs
+from . import _pgas, _rcd_blocked, _rcd_gibbs
 
 Sampler = namedtuple("Sampler", ["init", "step"])
 
@@ -32,6 +32,7 @@ SAMPLERS = {
     "rcd_gibbs": Sampler(_rcd_gibbs.init, _rcd_gibbs.step),
     "rcd_blocked": Sampler(_rcd_blocked.init, _rcd_blocked.step_blocked),
     "rcd_beam": Sampler(_rcd_blocked.init, _rcd_blocked.step_beam),
+    "pgas": Sampler(_pgas.init, _pgas.step),
 }
 
 

@@ -1,0 +1,773 @@
+r"""Particle Gibbs with ancestor sampling for the (sticky) HDP-HMM (``pgas``).
+
+Tripuraneni, Gu, Ge & Ghahramani (2015), Sections 3.1-3.4. Unlike the
+collapsed samplers, the state holds explicit parameters: the root weights
+``beta``, the transition rows ``pi`` (row 0 is the start distribution) and the
+emission parameters ``phi``. One sweep is
+
+1. ``x | beta, pi, phi`` for every sequence by conditional SMC with ancestor
+   sampling (the current labels of the sequence are the reference
+   trajectory), on the *infinite* state space, expanded lazily;
+2. ``(m, o) | x, beta``: root and override table counts (pi integrated out);
+3. ``(alpha, gamma, kappa) | x, m, o`` by :func:`sk_ihmm._hyper.resample_concentrations`
+   (beta and pi integrated out), when the problem asks for it;
+4. ``beta | m, gamma ~ Dir(M_1, ..., M_K, gamma)``;
+5. ``pi_j | x, beta ~ Dir(alpha * beta + kappa * delta_j + n_j)`` (row 0
+   without ``kappa``);
+6. ``phi_k | x, y`` from the conjugate posterior.
+
+Steps 2-5 form a partially collapsed Gibbs block (pi, then beta, are
+marginalised in the steps that precede their own draw), so the sweep leaves
+``p(x, beta, pi, phi, alpha, gamma, kappa | y)`` invariant.
+
+Storage convention
+------------------
+Labels are ``1..K``; index 0 is free in every label-indexed array and holds
+the *remainder*: ``beta[0]`` is the root mass of all uninstantiated states,
+``pi[j, 0]`` the mass row ``j`` gives them. Row ``pi[0]`` is the start
+distribution. ``phi`` and ``stats`` have a row per label (row 0 unused).
+
+Lazy expansion (Section 3.1)
+----------------------------
+The CSMC is run for the infinite model; an uninstantiated state is realised
+the first time a particle moves into the remainder of a row ``j``, which is
+the event "draw from ``pi_j`` restricted to the uninstantiated states". Its
+root weight is a size-biased pick of the remaining sticks,
+``beta_new = beta[0] * Beta(1, gamma)``; every row splits its remainder with
+``pi[r, new] = pi[r, 0] * Beta(alpha beta_new + [r == j], alpha beta[0]_after)``;
+the row of the new state is ``Dir(alpha beta + kappa delta_new)`` over the
+instantiated states and the remainder; ``phi_new`` is drawn from the prior.
+The ``+ 1`` for the row that *hit* the new state conditions its weight on the
+hit (the weight of the atom a draw lands on is size-biased); without it,
+giving the whole remainder mass to the transition would be inexact. Realised
+values are then fixed parameters shared by all particles, so the CSMC is an
+exact implementation of conditional SMC given infinite ``(beta, pi, phi)``.
+Each move into the remainder realises exactly one state (no retrospective
+walk), so a sweep costs ``O(T N K)`` (``K`` counting the states realised for
+the explicit set of the posterior proposal, below).
+
+Proposals (Section 3.2)
+-----------------------
+``"prior"``: ``q(k | j) = pi_jk``, incremental weight ``f(y_t | phi_k)``.
+
+``"posterior"``: states of an *explicit set* ``R`` get their emission term,
+all others the conjugate marginal likelihood ``L_t = int f(y_t | phi) H(dphi)``
+(``log_pred`` of empty statistics):
+
+.. math::
+
+    q(k \mid j) \propto \pi_{jk} f(y_t \mid \phi_k) \ (k \in R), \qquad
+    q(k \mid j) \propto \pi_{jk} L_t \ (k \notin R).
+
+The normaliser is ``Z_j = sum_{k in R} pi_jk f(y_t | phi_k) + tail_j L_t``
+with ``tail_j`` the mass of row ``j`` outside ``R``; a state outside ``R`` is
+picked in proportion to ``pi_jk`` (realising a new one from the remainder as
+above). The incremental weight is ``target / proposal``: ``Z_j`` for
+``k in R`` and ``Z_j f(y_t | phi_k) / L_t`` otherwise.
+
+``R`` must not depend on the reference trajectory: a conditional SMC whose
+proposal depends on the reference (as "the instantiated states", i.e. the
+states the current labels use, would) is not invariant in general. Here
+``R = {k : beta_k > eps}`` (``eps = 1e-3``), a function of the parameters
+only: before the CSMC, unused states are realised from their prior
+(conditionally on the instantiated ones) until the root remainder is below
+``eps``, so that every state with ``beta_k > eps`` is explicit; states
+realised during the CSMC have ``beta_k < eps`` and stay outside ``R``.
+Realising unused states before the CSMC draws parameters the labels do not
+involve from their exact conditional (the prior given the instantiated
+ones), so it is part of the Gibbs step. ``phi_new`` must come from the prior
+too: it becomes a parameter shared by every particle, and drawing it from its
+posterior given ``y_t`` (as the paper suggests) would make the shared
+parameters depend on one particle's path.
+
+Ancestor sampling (Section 3.3): the reference picks its ancestor at ``t``
+with probability ``propto w_{t-1}^i pi(x'_t | x^i_{t-1})``.
+
+``log_joint`` is ``log p(x, m, o, y | alpha, gamma, kappa)`` with ``beta``,
+``pi`` and the emission parameters integrated out and the table seating
+summed out (unsigned Stirling numbers of the first kind), i.e. the
+collapsed samplers' ``log p(x, tables, y)`` at the level of table *counts*.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .._hyper import resample_concentrations
+
+__all__ = ["PGASState", "init", "step"]
+
+_PROPOSALS = ("posterior", "prior")
+
+#: Root weight above which a state is in the explicit set of the posterior
+#: proposal (see the module docstring).
+_EXPLICIT_MASS = 1e-3
+
+
+class PGASState:
+    """Mutable chain state of the particle Gibbs sampler.
+
+    Attributes
+    ----------
+    x : ndarray of shape (n_timesteps,), int64
+        Hidden state labels ``1..K`` (compact after every sweep).
+    conc : ndarray of shape (3,)
+        ``alpha, gamma, kappa``.
+    beta : ndarray of shape (K + 1,)
+        Root weights of the labels; ``beta[0]`` is the remainder mass.
+    pi : ndarray of shape (K + 1, K + 1)
+        Transition rows; row 0 is the start distribution, column 0 the
+        remainder mass of a row.
+    phi : ndarray of shape (K + 1, n_params)
+        Emission parameters per label (row 0 unused).
+    n, m : ndarray of shape (K + 1, K + 1), int64
+        Transition counts and sampled root-table counts (restaurant 0 = start).
+    o : ndarray of shape (K + 1,), int64
+        Sampled override-table counts.
+    stats : ndarray of shape (K + 1, n_stats)
+        Emission sufficient statistics per label (row 0 unused).
+    log_joint : float
+        ``log p(x, m, o, y | alpha, gamma, kappa)``, see the module docstring.
+    """
+
+    def __init__(self, x, conc):
+        self.x = x
+        self.conc = np.asarray(conc, dtype=np.float64)
+        self.beta = self.pi = self.phi = None
+        self.n = self.m = self.o = self.stats = None
+        self.log_joint = np.nan
+        self._log_stirling = np.zeros((1, 1))
+
+    @property
+    def n_states(self):
+        """Number of instantiated (= used) states ``K``."""
+        return self.beta.shape[0] - 1
+
+
+# --------------------------------------------------------------------------
+# random variates (numba; randomness only from the Generator argument)
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _log_gamma_variate(shape, rng):
+    """``log G`` with ``G ~ Gamma(shape, 1)``, accurate for tiny shapes
+    (``G = G' U^(1/shape)``, ``G' ~ Gamma(shape + 1)``); ``-inf`` for shape 0."""
+    if shape <= 0.0:
+        return -np.inf
+    if shape < 1.0:
+        u = rng.random()
+        if u <= 0.0:
+            return -np.inf
+        return math.log(rng.gamma(shape + 1.0, 1.0)) + math.log(u) / shape
+    return math.log(rng.gamma(shape, 1.0))
+
+
+@njit(cache=True)
+def _beta_split(a, b, rng):
+    """``(p, 1 - p)`` with ``p ~ Beta(a, b)``, both without cancellation.
+
+    A zero shape gives a point mass; when both Gamma variates underflow the
+    draw is the small-shape limit, a Bernoulli with mean ``a / (a + b)``.
+    """
+    la = _log_gamma_variate(a, rng)
+    lb = _log_gamma_variate(b, rng)
+    if la == -np.inf and lb == -np.inf:
+        if a > 0.0 and rng.random() * (a + b) < a:
+            return 1.0, 0.0
+        return 0.0, 1.0
+    d = lb - la
+    return 1.0 / (1.0 + math.exp(d)), 1.0 / (1.0 + math.exp(-d))
+
+
+@njit(cache=True)
+def _dirichlet(shapes, out, rng):
+    """Fill ``out`` with a ``Dir(shapes)`` draw (normalised in log space)."""
+    mx = -np.inf
+    for c in range(shapes.shape[0]):
+        out[c] = _log_gamma_variate(shapes[c], rng)
+        if out[c] > mx:
+            mx = out[c]
+    if mx == -np.inf:
+        # every variate underflowed: small-shape limit, a point mass on a
+        # component drawn with probabilities proportional to the shapes
+        tot = 0.0
+        for c in range(shapes.shape[0]):
+            tot += shapes[c]
+        u = rng.random() * tot
+        acc = 0.0
+        pick = shapes.shape[0] - 1
+        for c in range(shapes.shape[0]):
+            acc += shapes[c]
+            if u < acc:
+                pick = c
+                break
+        out[:] = 0.0
+        out[pick] = 1.0
+        return
+    tot = 0.0
+    for c in range(shapes.shape[0]):
+        out[c] = math.exp(out[c] - mx)
+        tot += out[c]
+    for c in range(shapes.shape[0]):
+        out[c] /= tot
+
+
+@njit(cache=True)
+def _draw_index(w, total, rng):
+    """Index drawn with probabilities ``w / total`` (``w >= 0``)."""
+    u = rng.random() * total
+    acc = 0.0
+    last = -1
+    for i in range(w.shape[0]):
+        if w[i] > 0.0:
+            acc += w[i]
+            last = i
+            if u < acc:
+                return i
+    return last
+
+
+@njit(cache=True)
+def _search_cumulative(cum, u):
+    """Smallest ``i`` with ``u < cum[i]`` (``cum`` non-decreasing, ``u < cum[-1]``)."""
+    lo = 0
+    hi = cum.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if u < cum[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+# --------------------------------------------------------------------------
+# conditional SMC with ancestor sampling on the lazily expanded state space
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _grow(pi, beta, phi, need):
+    """Copies of the parameter arrays with room for labels ``< need`` (doubling)."""
+    C = pi.shape[0]
+    new_c = max(2 * C, need)
+    pi2 = np.zeros((new_c, new_c))
+    pi2[:C, :C] = pi
+    beta2 = np.zeros(new_c)
+    beta2[:C] = beta
+    phi2 = np.zeros((new_c, phi.shape[1]))
+    phi2[:C] = phi
+    return pi2, beta2, phi2
+
+
+@njit(cache=True)
+def _new_state(pi, beta, phi, K, hit_row, alpha, gamma, kappa, zero_stats, hyp,
+               sample_param, shapes, rng):
+    """Realise state ``K + 1`` from the conditional prior.
+
+    Breaks the root stick, splits the remainder of rows ``0..K`` (row
+    ``hit_row`` conditioned on having just moved into the new state; ``-1``
+    for none), draws the row of the new state and its emission parameters
+    from the prior. The caller guarantees ``K + 1 < pi.shape[0]`` and
+    ``shapes.shape[0] > K + 1``.
+    """
+    k = K + 1
+    b, rest = _beta_split(1.0, gamma, rng)
+    bk = beta[0] * b
+    beta[0] = beta[0] * rest
+    beta[k] = bk
+    for r in range(k):
+        p, q = _beta_split(alpha * bk + (1.0 if r == hit_row else 0.0), alpha * beta[0], rng)
+        pi[r, k] = pi[r, 0] * p
+        pi[r, 0] = pi[r, 0] * q
+    shapes[0] = alpha * beta[0]
+    for c in range(1, k + 1):
+        shapes[c] = alpha * beta[c]
+    shapes[k] += kappa
+    _dirichlet(shapes[:k + 1], pi[k, :k + 1], rng)
+    pi[k, k + 1:] = 0.0
+    sample_param(zero_stats, hyp, rng, phi[k])
+
+
+@njit(cache=True)
+def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp,
+                     sample_param, rng):
+    """Realise unused states until the root remainder ``beta[0]`` is ``<= eps``.
+
+    Returns the (possibly grown) arrays and the new number of states.
+    """
+    shapes = np.zeros(pi.shape[0])
+    while beta[0] > eps:
+        if K + 1 >= pi.shape[0]:
+            pi, beta, phi = _grow(pi, beta, phi, K + 2)
+            shapes = np.zeros(pi.shape[0])
+        _new_state(pi, beta, phi, K, -1, alpha, gamma, kappa, zero_stats, hyp,
+                   sample_param, shapes, rng)
+        K += 1
+    return pi, beta, phi, K
+
+
+@njit(cache=True)
+def _row_tail(pi, j, K0):
+    """Mass of the row of the newest state ``j`` outside the explicit set
+    ``1..K0`` (remainder included)."""
+    s = pi[j, 0]
+    for k in range(K0 + 1, j + 1):
+        s += pi[j, k]
+    return s
+
+
+@njit(cache=True)
+def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
+          alpha, gamma, kappa, hyp, zero_stats, log_pred, sample_param, param_loglik, rng):
+    """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
+
+    Particle ``N - 1`` carries the reference (the current labels of the
+    sequence). Multinomial resampling at every step; the incremental weights
+    are those of the module docstring, with the explicit set ``R = {1..K0}``
+    of the posterior proposal.
+
+    Returns ``(pi, beta, phi, K, n_changed)``: the (possibly grown) working
+    arrays with the states realised during the sweep appended as labels
+    ``> K`` (input), the new number of instantiated states and the number of
+    time steps whose label changed.
+    """
+    N = n_particles
+    L_max = 0
+    for s in range(starts.shape[0]):
+        L_max = max(L_max, ends[s] - starts[s])
+    X = np.empty((L_max, N), np.int64)      # particle states, time-major
+    A = np.zeros((L_max, N), np.int64)      # ancestors
+    logw = np.zeros(N)
+    cum = np.empty(N)
+    aw = np.empty(N)
+    anc = np.zeros(N, np.int64)
+    C = pi.shape[0]
+    tail = np.zeros(C)
+    shapes = np.zeros(C)
+    z_row = np.zeros(C)                     # normaliser Z_j of the posterior proposal,
+    lz_row = np.zeros(C)                    # log Z_j (with the emission shift) ...
+    z_stamp = np.full(C, -1, np.int64)      # ... valid at the step stored here
+    stamp = 0
+    n_changed = 0
+    for j in range(K + 1):
+        tail[j] = pi[j, 0]
+        for k in range(K0 + 1, K + 1):
+            tail[j] += pi[j, k]
+    ef = np.zeros(K0 + 1)                    # f(y_t | phi_k) / exp(mx), k <= K0
+    for s in range(starts.shape[0]):
+        a = starts[s]
+        L = ends[s] - a
+        for t in range(L):
+            if pi.shape[0] - 1 - K < N:
+                C_old = pi.shape[0]
+                pi, beta, phi = _grow(pi, beta, phi, K + N + 1)
+                C = pi.shape[0]
+                tail2 = np.zeros(C)
+                tail2[:C_old] = tail
+                tail = tail2
+                shapes = np.zeros(C)
+                z_row = np.zeros(C)
+                lz_row = np.zeros(C)
+                z_stamp = np.full(C, -1, np.int64)
+            stamp += 1
+            y = Y[a + t]
+            ref = x[a + t]
+            # ---- resampling and ancestor sampling (weights of step t - 1) ----
+            if t > 0:
+                mx = -np.inf
+                for i in range(N):
+                    mx = max(mx, logw[i])
+                tot = 0.0
+                atot = 0.0
+                for i in range(N):
+                    wi = math.exp(logw[i] - mx) if mx > -np.inf else 1.0
+                    tot += wi
+                    cum[i] = tot
+                    aw[i] = wi * pi[X[t - 1, i], ref]
+                    atot += aw[i]
+                for i in range(N - 1):
+                    anc[i] = _search_cumulative(cum, rng.random() * tot)
+                anc[N - 1] = _draw_index(aw, atot, rng)
+                for i in range(N):
+                    A[t, i] = anc[i]
+            # ---- emission terms of the posterior proposal ----
+            l_new = 0.0
+            e_new = 0.0
+            mx = 0.0
+            if posterior:
+                l_new = log_pred(zero_stats, hyp, y)
+                mx = l_new
+                for k in range(1, K0 + 1):
+                    ef[k] = param_loglik(phi[k], y)
+                    mx = max(mx, ef[k])
+                for k in range(1, K0 + 1):
+                    ef[k] = math.exp(ef[k] - mx)
+                e_new = math.exp(l_new - mx)
+            # ---- propagate ----
+            for i in range(N):
+                j = 0 if t == 0 else X[t - 1, anc[i]]
+                k_new = ref
+                if posterior:
+                    if z_stamp[j] != stamp:
+                        z = tail[j] * e_new
+                        for k in range(1, K0 + 1):
+                            z += pi[j, k] * ef[k]
+                        z_row[j] = z
+                        lz_row[j] = (math.log(z) + mx) if z > 0.0 else -np.inf
+                        z_stamp[j] = stamp
+                    z = z_row[j]
+                    if i < N - 1:
+                        k_new = -1
+                        u = rng.random() * z
+                        acc = 0.0
+                        for k in range(1, K0 + 1):
+                            acc += pi[j, k] * ef[k]
+                            if u < acc:
+                                k_new = k
+                                break
+                        if k_new < 0:
+                            # beyond K0, in proportion to pi_jk
+                            u = rng.random() * tail[j]
+                            acc = 0.0
+                            for k in range(K0 + 1, K + 1):
+                                acc += pi[j, k]
+                                if u < acc:
+                                    k_new = k
+                                    break
+                        if k_new < 0:
+                            _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
+                                       zero_stats, hyp, sample_param, shapes, rng)
+                            K += 1
+                            k_new = K
+                            tail[K] = _row_tail(pi, K, K0)
+                    lw = lz_row[j]
+                    if k_new > K0:
+                        lw += param_loglik(phi[k_new], y) - l_new
+                else:
+                    if i < N - 1:
+                        # rows sum to one (column 0 = remainder)
+                        k_new = -1
+                        u = rng.random()
+                        acc = 0.0
+                        for k in range(1, K + 1):
+                            acc += pi[j, k]
+                            if u < acc:
+                                k_new = k
+                                break
+                        if k_new < 0:
+                            _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
+                                       zero_stats, hyp, sample_param, shapes, rng)
+                            K += 1
+                            k_new = K
+                            tail[K] = _row_tail(pi, K, K0)
+                    lw = param_loglik(phi[k_new], y)
+                X[t, i] = k_new
+                logw[i] = lw
+        # ---- draw the new trajectory and trace it back ----
+        mx = -np.inf
+        for i in range(N):
+            mx = max(mx, logw[i])
+        tot = 0.0
+        for i in range(N):
+            tot += math.exp(logw[i] - mx) if mx > -np.inf else 1.0
+            cum[i] = tot
+        b = _search_cumulative(cum, rng.random() * tot)
+        for t in range(L - 1, -1, -1):
+            k = X[t, b]
+            if k != x[a + t]:
+                n_changed += 1
+                x[a + t] = k
+            b = A[t, b]
+    return pi, beta, phi, K, n_changed
+
+
+@njit(cache=True)
+def _compact_labels(x):
+    """Relabel ``x`` in place to ``1..K`` by first appearance.
+
+    Returns ``old``: ``old[k]`` is the previous label of new label ``k``
+    (``old[0] = 0``).
+    """
+    lut = np.zeros(x.max() + 1, np.int64)
+    old = np.zeros(x.shape[0] + 1, np.int64)
+    K = 0
+    for t in range(x.shape[0]):
+        v = x[t]
+        if lut[v] == 0:
+            K += 1
+            lut[v] = K
+            old[K] = v
+        x[t] = lut[v]
+    return old[:K + 1].copy()
+
+
+# --------------------------------------------------------------------------
+# parameters given the labels
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _counts(x, Y, seq_first, K, n_stats, update):
+    """Transition counts ``n`` (row 0 = start) and emission statistics."""
+    n = np.zeros((K + 1, K + 1), np.int64)
+    stats = np.zeros((K + 1, n_stats))
+    for t in range(x.shape[0]):
+        j = 0 if seq_first[t] else x[t - 1]
+        n[j, x[t]] += 1
+        update(stats[x[t]], Y[t], 1.0)
+    return n, stats
+
+
+@njit(cache=True)
+def _sample_tables(n, beta, alpha, kappa, rng):
+    """Root-table counts ``m`` and override counts ``o`` given ``n`` and ``beta``.
+
+    The ``n_jk`` customers of ``(j, k)`` open tables as in a CRP with
+    concentration ``alpha beta_k + kappa [j == k >= 1]`` (Teh et al. 2006;
+    Fox et al. 2008); each table of ``(j, j)`` is an override table with
+    probability ``kappa / (kappa + alpha beta_j)``.
+    """
+    K1 = n.shape[0]
+    m = np.zeros((K1, K1), np.int64)
+    o = np.zeros(K1, np.int64)
+    for j in range(K1):
+        for k in range(1, K1):
+            nn = n[j, k]
+            if nn == 0:
+                continue
+            sticky = kappa if (j == k and j > 0) else 0.0
+            c = alpha * beta[k] + sticky
+            tables = 1
+            for i in range(1, nn):
+                if rng.random() * (i + c) < c:
+                    tables += 1
+            if sticky > 0.0:
+                over = 0
+                for _ in range(tables):
+                    if rng.random() * c < sticky:
+                        over += 1
+                o[j] = over
+                m[j, k] = tables - over
+            else:
+                m[j, k] = tables
+    return m, o
+
+
+@njit(cache=True)
+def _sample_rows(n, beta, alpha, kappa, rng):
+    """``pi_j ~ Dir(alpha beta + kappa delta_j + n_j)``, remainder in column 0."""
+    K1 = n.shape[0]
+    pi = np.zeros((K1, K1))
+    shapes = np.empty(K1)
+    for j in range(K1):
+        shapes[0] = alpha * beta[0]
+        for k in range(1, K1):
+            shapes[k] = alpha * beta[k] + n[j, k]
+        if j > 0:
+            shapes[j] += kappa
+        _dirichlet(shapes, pi[j], rng)
+    return pi
+
+
+@njit(cache=True)
+def _sample_emission_params(stats, hyp, sample_param, n_params, rng):
+    """``phi_k`` from the conjugate posterior given ``stats[k]`` (row 0 unused)."""
+    phi = np.zeros((stats.shape[0], n_params))
+    for k in range(1, stats.shape[0]):
+        sample_param(stats[k], hyp, rng, phi[k])
+    return phi
+
+
+@njit(cache=True)
+def _log_stirling_table(n_max, t_max):
+    """``S[n, t] = log |s(n, t)|`` (Stirling numbers of the first kind)."""
+    S = np.full((n_max + 1, t_max + 1), -np.inf)
+    S[0, 0] = 0.0
+    for n in range(n_max):
+        ln = math.log(n) if n > 0 else -np.inf
+        for t in range(min(n + 1, t_max) + 1):
+            u = S[n, t] + ln
+            v = S[n, t - 1] if t > 0 else -np.inf
+            hi = max(u, v)
+            if hi == -np.inf:
+                S[n + 1, t] = -np.inf
+            else:
+                S[n + 1, t] = hi + math.log(math.exp(u - hi) + math.exp(v - hi))
+    return S
+
+
+@njit(cache=True)
+def _log_seating(n, m, o, alpha, gamma, kappa, S):
+    """``log p(x, m, o | alpha, gamma, kappa)``, beta and pi integrated out."""
+    K1 = n.shape[0]
+    la = math.log(alpha)
+    lp = 0.0
+    for j in range(K1):
+        nj = 0
+        for k in range(1, K1):
+            nj += n[j, k]
+        if nj == 0:
+            continue
+        c = alpha + (kappa if j > 0 else 0.0)
+        lp += math.lgamma(c) - math.lgamma(c + nj)
+        for k in range(1, K1):
+            if n[j, k] == 0:
+                continue
+            tables = m[j, k]
+            if j == k and o[j] > 0:
+                tables += o[j]
+                lp += (o[j] * math.log(kappa) + math.lgamma(tables + 1.0)
+                       - math.lgamma(o[j] + 1.0) - math.lgamma(m[j, k] + 1.0))
+            lp += S[n[j, k], tables] + m[j, k] * la
+    M = 0
+    n_dishes = 0
+    for k in range(1, K1):
+        mk = 0
+        for j in range(K1):
+            mk += m[j, k]
+        if mk > 0:
+            M += mk
+            n_dishes += 1
+            lp += math.lgamma(mk)
+    lp += math.lgamma(gamma) - math.lgamma(gamma + M) + n_dishes * math.log(gamma)
+    return lp
+
+
+def _log_joint(state, problem):
+    """``log p(x, m, o, y | conc)`` (see the module docstring)."""
+    n_max = int(state.n.max())
+    t_max = int((state.m + np.diag(state.o)).max())
+    S = state._log_stirling
+    if n_max >= S.shape[0] or t_max >= S.shape[1]:
+        rows = S.shape[0] - 1 if n_max < S.shape[0] else max(n_max, 2 * (S.shape[0] - 1))
+        cols = S.shape[1] - 1 if t_max < S.shape[1] else max(t_max, 2 * (S.shape[1] - 1))
+        S = _log_stirling_table(rows, cols)
+        state._log_stirling = S
+    alpha, gamma, kappa = (float(v) for v in state.conc)
+    return float(_log_seating(state.n, state.m, state.o, alpha, gamma, kappa, S)
+                 + problem.emission._log_marginal_stats(state.stats[1:], problem.hyp).sum())
+
+
+def _resample_parameters(state, problem, beta_used, rng):
+    """Steps 2-6 of the sweep given compact labels ``state.x``.
+
+    ``beta_used[k]`` (``k >= 1``) is the current root weight of label ``k``;
+    it only enters the table counts.
+    """
+    K = int(state.x.max())
+    state.n, state.stats = _counts(state.x, problem.Y, problem.seq_first, K,
+                                   problem.n_stats, problem.update)
+    alpha, gamma, kappa = (float(v) for v in state.conc)
+    state.m, state.o = _sample_tables(state.n, beta_used, alpha, kappa, rng)
+    if any(problem.resample):
+        state.conc = resample_concentrations(
+            state.conc, state.n.sum(axis=1), int(state.m.sum()), int(state.o.sum()), K,
+            problem.priors, problem.resample, rng,
+        )
+        alpha, gamma, kappa = (float(v) for v in state.conc)
+    shapes = state.m.sum(axis=0).astype(np.float64)
+    shapes[0] = gamma
+    beta = np.empty(K + 1)
+    _dirichlet(shapes, beta, rng)
+    state.beta = beta
+    state.pi = _sample_rows(state.n, beta, alpha, kappa, rng)
+    state.phi = _sample_emission_params(state.stats, problem.hyp, problem.sample_param,
+                                        problem.emission._n_params(problem.dim), rng)
+    state.log_joint = _log_joint(state, problem)
+
+
+def _options(problem):
+    """Validated ``(n_particles, posterior)`` from the problem's options."""
+    n_particles = problem.options.get("n_particles", 10)
+    proposal = problem.options.get("proposal", "posterior")
+    if int(n_particles) != n_particles or n_particles < 2:
+        raise ValueError(f"pgas needs n_particles >= 2; got {n_particles!r}.")
+    if proposal not in _PROPOSALS:
+        raise ValueError(f"pgas proposal must be one of {_PROPOSALS}; got {proposal!r}.")
+    return int(n_particles), proposal == "posterior"
+
+
+# --------------------------------------------------------------------------
+# sampler protocol
+# --------------------------------------------------------------------------
+def init(problem, x0, rng):
+    """Initial state from labels ``x0``: counts, tables, ``beta``, ``pi``, ``phi``.
+
+    The table counts are drawn with equal provisional root weights
+    ``1 / (K + 1)``; everything else follows from them as in a sweep (without
+    resampling the concentrations).
+    """
+    _options(problem)
+    x = np.array(x0, dtype=np.int64)
+    _compact_labels(x)
+    state = PGASState(x, problem.conc0)
+    K = int(x.max())
+    no_resample = problem._replace(resample=(False, False, False))
+    _resample_parameters(state, no_resample, np.full(K + 1, 1.0 / (K + 1)), rng)
+    return state
+
+
+def _working_copies(state, spare):
+    """Copies of ``pi``, ``beta``, ``phi`` with room for ``spare`` more labels."""
+    K = state.n_states
+    C = K + 1 + spare
+    pi = np.zeros((C, C))
+    pi[:K + 1, :K + 1] = state.pi
+    beta = np.zeros(C)
+    beta[:K + 1] = state.beta
+    phi = np.zeros((C, state.phi.shape[1]))
+    phi[:K + 1] = state.phi
+    return pi, beta, phi
+
+
+def _explicit_set(state, problem, pi, beta, phi, rng):
+    """Realise the explicit set of the posterior proposal and move it to the front.
+
+    Unused states are realised from their conditional prior until the root
+    remainder is at most ``_EXPLICIT_MASS``; the states with a larger root
+    weight get labels ``1..K0`` (``state.x`` is relabelled accordingly).
+    Returns ``(pi, beta, phi, K, K0)`` (the arrays may have grown).
+    """
+    alpha, gamma, kappa = (float(v) for v in state.conc)
+    pi, beta, phi, K = _realise_down_to(
+        pi, beta, phi, state.n_states, _EXPLICIT_MASS, alpha, gamma, kappa,
+        np.zeros(problem.n_stats), problem.hyp, problem.sample_param, rng,
+    )
+    labels = np.arange(1, K + 1)
+    explicit = beta[1:K + 1] > _EXPLICIT_MASS
+    order = np.concatenate([[0], labels[explicit], labels[~explicit]])
+    lut = np.empty(K + 1, np.int64)
+    lut[order] = np.arange(K + 1)
+    state.x = lut[state.x]
+    pi[:K + 1, :K + 1] = pi[np.ix_(order, order)]
+    beta[:K + 1] = beta[order]
+    phi[:K + 1] = phi[order]
+    return pi, beta, phi, K, int(explicit.sum())
+
+
+def step(state, problem, rng):
+    """One sweep: CSMC-AS on every sequence, then tables, concentrations,
+    ``beta``, ``pi`` and ``phi``.
+
+    Returns
+    -------
+    dict
+        ``accept_rate``: the fraction of time steps whose label changed in
+        the CSMC (a particle Gibbs move is always accepted).
+    """
+    n_particles, posterior = _options(problem)
+    pi, beta, phi = _working_copies(state, state.n_states + 1 + n_particles)
+    if posterior:
+        pi, beta, phi, K, K0 = _explicit_set(state, problem, pi, beta, phi, rng)
+    else:
+        K = K0 = state.n_states
+    starts = np.flatnonzero(problem.seq_first).astype(np.int64)
+    ends = (np.flatnonzero(problem.seq_last) + 1).astype(np.int64)
+    alpha, gamma, kappa = (float(v) for v in state.conc)
+    x = state.x
+    pi, beta, phi, _, n_changed = _csmc(
+        x, problem.Y, starts, ends, pi, beta, phi, K, K0,
+        n_particles, posterior, alpha, gamma, kappa, problem.hyp, np.zeros(problem.n_stats),
+        problem.log_pred, problem.sample_param, problem.param_loglik, rng,
+    )
+    old = _compact_labels(x)
+    beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
+    _resample_parameters(state, problem, beta_used, rng)
+    return {"accept_rate": n_changed / x.shape[0]}
