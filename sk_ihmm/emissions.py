@@ -283,6 +283,38 @@ def _mvn_param_loglik(param, y):
 # --------------------------------------------------------------------------
 # Python-facing families
 # --------------------------------------------------------------------------
+
+def _nig_posterior_rows(stats, hyp):
+    """Vectorised Normal-Inverse-Gamma posterior ``(mu_n, lambda_n, a_n, b_n)``
+    of every row of Gaussian statistics ``[n, mean, M2, ...]``."""
+    n, mean, m2 = stats[:, 0], stats[:, 1], stats[:, 2]
+    mu0, lam0, a0, b0 = hyp
+    lam_n = lam0 + n
+    mu_n = (lam0 * mu0 + n * mean) / lam_n
+    b_n = b0 + 0.5 * m2 + 0.5 * lam0 * n * (mean - mu0) ** 2 / lam_n
+    return mu_n, lam_n, a0 + 0.5 * n, b_n
+
+
+def _niw_posterior_rows(stats, hyp):
+    """Vectorised Normal-Inverse-Wishart posterior of every row of statistics
+    ``[n, mean (D), M2 (D*D)]``: dict of ``mu_n``, ``k_n``, ``nu_n``, ``psi_n``."""
+    d = int(hyp[0])
+    k0, nu0 = hyp[1], hyp[2]
+    mu0 = hyp[3:3 + d]
+    psi0 = hyp[3 + d:].reshape(d, d)
+    n = stats[:, 0]
+    mean = stats[:, 1:1 + d]
+    m2 = stats[:, 1 + d:1 + d + d * d].reshape(-1, d, d)
+    k_n = k0 + n
+    diff = mean - mu0
+    return {
+        "mu_n": (k0 * mu0 + n[:, None] * mean) / k_n[:, None],
+        "k_n": k_n,
+        "nu_n": nu0 + n,
+        "psi_n": psi0 + m2 + (k0 * n / k_n)[:, None, None] * diff[:, :, None] * diff[:, None, :],
+    }
+
+
 class EmissionFamily(BaseEstimator):
     """Base class of the collapsed conjugate emission families.
 
@@ -499,12 +531,7 @@ class Gaussian(EmissionFamily):
         return 2
 
     def _summary(self, stats, hyp):
-        n, mean, m2 = stats[:, 0], stats[:, 1], stats[:, 2]
-        mu0, lam0, a0, b0 = hyp
-        lam_n = lam0 + n
-        mu_n = (lam0 * mu0 + n * mean) / lam_n
-        b_n = b0 + 0.5 * m2 + 0.5 * lam0 * n * (mean - mu0) ** 2 / lam_n
-        a_n = a0 + 0.5 * n
+        mu_n, _, a_n, b_n = _nig_posterior_rows(stats, hyp)
         # posterior mean of sigma^2 (a_n > 1) or its mode otherwise
         var = np.where(a_n > 1, b_n / np.maximum(a_n - 1, 1e-12), b_n / (a_n + 1))
         return {"means_": mu_n[:, None], "covars_": var[:, None]}
@@ -516,13 +543,10 @@ class Gaussian(EmissionFamily):
         return rng.normal(summary["means_"][states, 0], np.sqrt(summary["covars_"][states, 0]))[:, None]
 
     def _log_marginal_stats(self, stats, hyp):
-        n, mean, m2 = stats[:, 0], stats[:, 1], stats[:, 2]
-        mu0, lam0, a0, b0 = hyp
-        lam_n = lam0 + n
-        a_n = a0 + 0.5 * n
-        b_n = b0 + 0.5 * m2 + 0.5 * lam0 * n * (mean - mu0) ** 2 / lam_n
+        _, lam0, a0, b0 = hyp
+        _, lam_n, a_n, b_n = _nig_posterior_rows(stats, hyp)
         return (gammaln(a_n) - gammaln(a0) + a0 * np.log(b0) - a_n * np.log(b_n)
-                + 0.5 * (np.log(lam0) - np.log(lam_n)) - 0.5 * n * np.log(2 * np.pi))
+                + 0.5 * (np.log(lam0) - np.log(lam_n)) - 0.5 * stats[:, 0] * np.log(2 * np.pi))
 
     def log_marginal(self, Y, n_symbols=None):
         y = np.asarray(Y, dtype=np.float64).ravel()
@@ -594,20 +618,10 @@ class MultivariateGaussian(EmissionFamily):
         return d + d * d
 
     def _summary(self, stats, hyp):
-        d = int(hyp[0])
-        k0, nu0 = hyp[1], hyp[2]
-        mu0 = hyp[3:3 + d]
-        psi0 = hyp[3 + d:].reshape(d, d)
-        n = stats[:, 0]
-        mean = stats[:, 1:1 + d]
-        m2 = stats[:, 1 + d:].reshape(-1, d, d)
-        k_n = k0 + n
-        mu_n = (k0 * mu0 + n[:, None] * mean) / k_n[:, None]
-        diff = mean - mu0
-        psi_n = psi0 + m2 + (k0 * n / k_n)[:, None, None] * diff[:, :, None] * diff[:, None, :]
-        nu_n = nu0 + n
+        d, post = int(hyp[0]), _niw_posterior_rows(stats, hyp)
+        nu_n = post["nu_n"]
         denom = np.where(nu_n > d + 1, nu_n - d - 1, nu_n + d + 1)
-        return {"means_": mu_n, "covars_": psi_n / denom[:, None, None]}
+        return {"means_": post["mu_n"], "covars_": post["psi_n"] / denom[:, None, None]}
 
     def _dim(self, X):
         return X.shape[1]
@@ -620,19 +634,13 @@ class MultivariateGaussian(EmissionFamily):
     def _log_marginal_stats(self, stats, hyp):
         from scipy.special import multigammaln
 
-        d = int(hyp[0])
-        k0, nu0 = hyp[1], hyp[2]
-        mu0 = hyp[3:3 + d]
+        d, post = int(hyp[0]), _niw_posterior_rows(stats, hyp)
+        n, nu0, nu_n = stats[:, 0], hyp[2], post["nu_n"]
         psi0 = hyp[3 + d:].reshape(d, d)
-        n = stats[:, 0]
-        mean = stats[:, 1:1 + d]
-        m2 = stats[:, 1 + d:].reshape(-1, d, d)
-        k_n, nu_n = k0 + n, nu0 + n
-        diff = mean - mu0
-        psi_n = psi0 + m2 + (k0 * n / k_n)[:, None, None] * diff[:, :, None] * diff[:, None, :]
         return (-0.5 * n * d * np.log(np.pi) + multigammaln(0.5 * nu_n, d)
                 - multigammaln(0.5 * nu0, d) + 0.5 * nu0 * np.linalg.slogdet(psi0)[1]
-                - 0.5 * nu_n * np.linalg.slogdet(psi_n)[1] + 0.5 * d * (np.log(k0) - np.log(k_n)))
+                - 0.5 * nu_n * np.linalg.slogdet(post["psi_n"])[1]
+                + 0.5 * d * (np.log(hyp[1]) - np.log(post["k_n"])))
 
     def log_marginal(self, Y, n_symbols=None):
         y = np.asarray(Y, dtype=np.float64)
