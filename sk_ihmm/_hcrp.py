@@ -254,6 +254,19 @@ def _close_table(s, j, k, t):
 
 
 @njit(cache=True, inline="always")
+def _pick_table(s, j, k, u):
+    """The table of (j, k) where the cumulative table size first exceeds ``u``
+    (``0 <= u < n[j, k]``): a table drawn proportionally to its size."""
+    tsize, tnext = s.tsize, s.tnext
+    t = s.head[j, k]
+    acc = tsize[t]
+    while acc <= u:
+        t = tnext[t]
+        acc += tsize[t]
+    return t
+
+
+@njit(cache=True, inline="always")
 def add_customer(s, j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
@@ -269,13 +282,8 @@ def add_customer(s, j, k, rng):
     s.n[j, k] += 1
     s.nj[j] += 1
     if u < w_old:
-        tsize, tnext = s.tsize, s.tnext
-        t = s.head[j, k]
-        acc = tsize[t]
-        while acc <= u:
-            t = tnext[t]
-            acc += tsize[t]
-        tsize[t] += 1
+        t = _pick_table(s, j, k, u)
+        s.tsize[t] += 1
         _log_op(s, _ADD_OLD, j, k, t)
     else:
         t = _open_table(s, j, k, 1 if u < w_old + w_over else 0)
@@ -286,13 +294,7 @@ def add_customer(s, j, k, rng):
 def remove_customer(s, j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""
-    u = rng.random() * s.n[j, k]
-    tsize, tnext = s.tsize, s.tnext
-    t = s.head[j, k]
-    acc = tsize[t]
-    while acc <= u:
-        t = tnext[t]
-        acc += tsize[t]
+    t = _pick_table(s, j, k, rng.random() * s.n[j, k])
     s.n[j, k] -= 1
     s.nj[j] -= 1
     if s.tsize[t] == 1:
