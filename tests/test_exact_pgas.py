@@ -77,7 +77,7 @@ def test_log_joint_sums_to_partition_prior(x, lengths, kappa):
     Y = np.zeros((len(x), 1))
     prob = make_problem(family, Y, dim, list(lengths), alpha, gamma, kappa, (False,) * 3)
     x = np.array(x, np.int64)
-    n, _ = _pgas._counts(x, prob.Y, prob.seq_first, int(x.max()), prob.n_stats, prob.update)
+    n, _ = _pgas._counts(x, prob.Y, prob.seq_first, int(x.max()), prob.n_stats, prob.fam)
     S = _pgas._log_stirling_table(len(x), len(x))
     total = sum(np.exp(_pgas._log_seating(n, m, o, alpha, gamma, kappa, S))
                 for m, o in _table_configurations(n))
@@ -97,7 +97,7 @@ def test_state_is_consistent_after_sweeps():
         K = state.n_states
         assert 0.0 <= info["accept_rate"] <= 1.0
         assert sorted(set(state.x.tolist())) == list(range(1, K + 1))
-        n, stats = _pgas._counts(state.x, prob.Y, prob.seq_first, K, prob.n_stats, prob.update)
+        n, stats = _pgas._counts(state.x, prob.Y, prob.seq_first, K, prob.n_stats, prob.fam)
         np.testing.assert_array_equal(state.n, n)
         np.testing.assert_allclose(state.stats, stats)
         assert np.all(state.m.sum(axis=0)[1:] >= 1)
@@ -156,12 +156,12 @@ def _one_step_transition(posterior, K0, n_particles, n_runs, seed):
             K = 2
             if r == 2:
                 _pgas._new_state(pi_w, beta_w, phi_w, K, 0, alpha, gamma, kappa, zero,
-                                 prob.hyp, sp, np.zeros(C), rng)
+                                 prob.hyp, prob.fam, np.zeros(C), rng)
                 K = 3
                 sp(post, prob.hyp, rng, phi_w[3])
             x = np.array([r + 1])
             _pgas._csmc(x, prob.Y, starts, ends, pi_w, beta_w, phi_w, K, K0, n_particles,
-                        posterior, alpha, gamma, kappa, prob.hyp, zero, lp, sp, pl, rng)
+                        posterior, alpha, gamma, kappa, prob.hyp, zero, prob.fam, rng)
             P[r, min(int(x[0]), 3) - 1] += 1
     return P / n_runs, target
 
@@ -190,7 +190,6 @@ def test_new_state_split_moments():
     """
     family, _, dim = tiny_data("gaussian", [1])
     hyp = family._hyp(dim)
-    sp = family.kernels[2]
     alpha, gamma, kappa = 2.0, 1.5, 0.8
     beta_u, rem0, rem1 = 0.6, 0.5, 0.3
     c = alpha * beta_u
@@ -203,7 +202,7 @@ def test_new_state_split_moments():
         pi[0, :2] = [rem0, 1 - rem0]
         pi[1, :2] = [rem1, 1 - rem1]
         phi = np.zeros((4, 2))
-        _pgas._new_state(pi, beta, phi, 1, 0, alpha, gamma, kappa, np.zeros(3), hyp, sp,
+        _pgas._new_state(pi, beta, phi, 1, 0, alpha, gamma, kappa, np.zeros(3), hyp, family.code,
                          np.zeros(4), rng)
         assert beta.sum() == pytest.approx(1.0)
         np.testing.assert_allclose(pi[:3].sum(axis=1), 1.0)

@@ -24,7 +24,7 @@ the ``numpy.random.Generator`` passed in.
 
 from collections import namedtuple
 
-from . import _pgas, _rcd_blocked, _rcd_gibbs
+from . import _pgas, _rcd_blocked, _rcd_gibbs, _split_merge
 
 Sampler = namedtuple("Sampler", ["init", "step"])
 
@@ -33,6 +33,7 @@ SAMPLERS = {
     "rcd_blocked": Sampler(_rcd_blocked.init, _rcd_blocked.step_blocked),
     "rcd_beam": Sampler(_rcd_blocked.init, _rcd_blocked.step_beam),
     "pgas": Sampler(_pgas.init, _pgas.step),
+    "split_merge": Sampler(_split_merge.init, _split_merge.step),
 }
 
 

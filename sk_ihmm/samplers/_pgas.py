@@ -94,6 +94,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .. import emissions as em
 from .._hyper import resample_concentrations
 
 __all__ = ["PGASState", "init", "step"]
@@ -260,7 +261,7 @@ def _grow(pi, beta, phi, need):
 
 @njit(cache=True)
 def _new_state(pi, beta, phi, K, hit_row, alpha, gamma, kappa, zero_stats, hyp,
-               sample_param, shapes, rng):
+               fam, shapes, rng):
     """Realise state ``K + 1`` from the conditional prior.
 
     Breaks the root stick, splits the remainder of rows ``0..K`` (row
@@ -284,12 +285,12 @@ def _new_state(pi, beta, phi, K, hit_row, alpha, gamma, kappa, zero_stats, hyp,
     shapes[k] += kappa
     _dirichlet(shapes[:k + 1], pi[k, :k + 1], rng)
     pi[k, k + 1:] = 0.0
-    sample_param(zero_stats, hyp, rng, phi[k])
+    em.sample_param(fam, zero_stats, hyp, rng, phi[k])
 
 
 @njit(cache=True)
 def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp,
-                     sample_param, rng):
+                     fam, rng):
     """Realise unused states until the root remainder ``beta[0]`` is ``<= eps``.
 
     Returns the (possibly grown) arrays and the new number of states.
@@ -300,7 +301,7 @@ def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp
             pi, beta, phi = _grow(pi, beta, phi, K + 2)
             shapes = np.zeros(pi.shape[0])
         _new_state(pi, beta, phi, K, -1, alpha, gamma, kappa, zero_stats, hyp,
-                   sample_param, shapes, rng)
+                   fam, shapes, rng)
         K += 1
     return pi, beta, phi, K
 
@@ -317,7 +318,7 @@ def _row_tail(pi, j, K0):
 
 @njit(cache=True)
 def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
-          alpha, gamma, kappa, hyp, zero_stats, log_pred, sample_param, param_loglik, rng):
+          alpha, gamma, kappa, hyp, zero_stats, fam, rng):
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
 
     Particle ``N - 1`` carries the reference (the current labels of the
@@ -394,10 +395,10 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
             e_new = 0.0
             mx = 0.0
             if posterior:
-                l_new = log_pred(zero_stats, hyp, y)
+                l_new = em.log_pred(fam, zero_stats, hyp, y)
                 mx = l_new
                 for k in range(1, K0 + 1):
-                    ef[k] = param_loglik(phi[k], y)
+                    ef[k] = em.param_loglik(fam, phi[k], y)
                     mx = max(mx, ef[k])
                 for k in range(1, K0 + 1):
                     ef[k] = math.exp(ef[k] - mx)
@@ -435,13 +436,13 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                                     break
                         if k_new < 0:
                             _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
-                                       zero_stats, hyp, sample_param, shapes, rng)
+                                       zero_stats, hyp, fam, shapes, rng)
                             K += 1
                             k_new = K
                             tail[K] = _row_tail(pi, K, K0)
                     lw = lz_row[j]
                     if k_new > K0:
-                        lw += param_loglik(phi[k_new], y) - l_new
+                        lw += em.param_loglik(fam, phi[k_new], y) - l_new
                 else:
                     if i < N - 1:
                         # rows sum to one (column 0 = remainder)
@@ -455,11 +456,11 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                                 break
                         if k_new < 0:
                             _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
-                                       zero_stats, hyp, sample_param, shapes, rng)
+                                       zero_stats, hyp, fam, shapes, rng)
                             K += 1
                             k_new = K
                             tail[K] = _row_tail(pi, K, K0)
-                    lw = param_loglik(phi[k_new], y)
+                    lw = em.param_loglik(fam, phi[k_new], y)
                 X[t, i] = k_new
                 logw[i] = lw
         # ---- draw the new trajectory and trace it back ----
@@ -504,14 +505,14 @@ def _compact_labels(x):
 # parameters given the labels
 # --------------------------------------------------------------------------
 @njit(cache=True)
-def _counts(x, Y, seq_first, K, n_stats, update):
+def _counts(x, Y, seq_first, K, n_stats, fam):
     """Transition counts ``n`` (row 0 = start) and emission statistics."""
     n = np.zeros((K + 1, K + 1), np.int64)
     stats = np.zeros((K + 1, n_stats))
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
         n[j, x[t]] += 1
-        update(stats[x[t]], Y[t], 1.0)
+        em.update(fam, stats[x[t]], Y[t], 1.0)
     return n, stats
 
 
@@ -567,11 +568,11 @@ def _sample_rows(n, beta, alpha, kappa, rng):
 
 
 @njit(cache=True)
-def _sample_emission_params(stats, hyp, sample_param, n_params, rng):
+def _sample_emission_params(stats, hyp, fam, n_params, rng):
     """``phi_k`` from the conjugate posterior given ``stats[k]`` (row 0 unused)."""
     phi = np.zeros((stats.shape[0], n_params))
     for k in range(1, stats.shape[0]):
-        sample_param(stats[k], hyp, rng, phi[k])
+        em.sample_param(fam, stats[k], hyp, rng, phi[k])
     return phi
 
 
@@ -653,7 +654,7 @@ def _resample_parameters(state, problem, beta_used, rng):
     """
     K = int(state.x.max())
     state.n, state.stats = _counts(state.x, problem.Y, problem.seq_first, K,
-                                   problem.n_stats, problem.update)
+                                   problem.n_stats, problem.fam)
     alpha, gamma, kappa = (float(v) for v in state.conc)
     state.m, state.o = _sample_tables(state.n, beta_used, alpha, kappa, rng)
     if any(problem.resample):
@@ -668,7 +669,7 @@ def _resample_parameters(state, problem, beta_used, rng):
     _dirichlet(shapes, beta, rng)
     state.beta = beta
     state.pi = _sample_rows(state.n, beta, alpha, kappa, rng)
-    state.phi = _sample_emission_params(state.stats, problem.hyp, problem.sample_param,
+    state.phi = _sample_emission_params(state.stats, problem.hyp, problem.fam,
                                         problem.emission._n_params(problem.dim), rng)
     state.log_joint = _log_joint(state, problem)
 
@@ -728,7 +729,7 @@ def _explicit_set(state, problem, pi, beta, phi, rng):
     alpha, gamma, kappa = (float(v) for v in state.conc)
     pi, beta, phi, K = _realise_down_to(
         pi, beta, phi, state.n_states, _EXPLICIT_MASS, alpha, gamma, kappa,
-        np.zeros(problem.n_stats), problem.hyp, problem.sample_param, rng,
+        np.zeros(problem.n_stats), problem.hyp, problem.fam, rng,
     )
     labels = np.arange(1, K + 1)
     explicit = beta[1:K + 1] > _EXPLICIT_MASS
@@ -765,7 +766,7 @@ def step(state, problem, rng):
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
         n_particles, posterior, alpha, gamma, kappa, problem.hyp, np.zeros(problem.n_stats),
-        problem.log_pred, problem.sample_param, problem.param_loglik, rng,
+        problem.fam, rng,
     )
     old = _compact_labels(x)
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used

@@ -1,0 +1,483 @@
+"""The PGAS paper's synthetic experiments, PG against the RCD samplers.
+
+Tripuraneni, Gu, Ge & Ghahramani (2015), "Particle Gibbs for infinite hidden
+Markov models", Section 4.1 (Figures 2-4): Gaussian HMMs with T=4000 steps,
+4 and 10 states, self-transition 0.75 (the rest spread uniformly), emission
+sd 0.5, means (-2, -0.5, 1, 4) and (-9, -7, ..., 9)
+(:func:`sk_ihmm.datasets.make_gaussian_hmm`, ``random_state=0``).
+
+For every data set, initial number of states ``K_init`` (uniformly random
+labels), model (sticky: ``kappa`` resampled, ``kappa0 = 1``, Gamma(1, 1)
+prior; non-sticky: ``kappa = 0``) and sampler (``pgas`` with N=10 particles
+and the posterior proposal, ``rcd_beam``, ``rcd_gibbs``), one chain runs for
+``--iters`` sweeps or ``--budget`` CPU seconds, whichever comes first.
+``alpha`` and ``gamma`` are always resampled (Gamma(1, 1) priors, start 1).
+
+Emission prior (``--prior``): ``weak`` (default) is
+``Gaussian(mu0=0, lambda0=0.01, a0=1, b0=1)``, a weak prior on the means with
+unknown variances (the package default ``lambda0=1`` shrinks a state's mean
+towards 0 in proportion to its variance). The paper's model has a known sd
+0.5 and a N(0, 2^2) base measure on the means, which the Normal-Inverse-Gamma
+family can only approximate: ``paper`` is
+``Gaussian(mu0=0, lambda0=0.0625, a0=1000, b0=250)`` (variance ~ 0.25 with sd
+0.008, means ~ N(0, 4)); its outputs carry the suffix ``_paperprior``.
+
+Per sweep the script records K (number of used states), the joint
+log-likelihood (``state.log_joint`` and the count-level value below) and the
+cumulative CPU seconds of the sweeps (``time.process_time``; JIT compilation
+is done on a throw-away chain beforehand, the per-sweep bookkeeping is not
+counted). The summary table:
+
+* ``ms/sw``: mean CPU ms per sweep over the second half of the run;
+* ``FFBS``: one numba FFBS pass at the final K, T=4000, median CPU ms of 21
+  passes; ``FFBSw``: the same by :func:`bench_ffbs_reference.ffbs_ms_per_pass`
+  (median wall ms, inflated when other processes share the cores); both
+  measured in the same process as the chain; ``ratio`` = ms/sw / FFBS;
+* ``settle``: first sweep (CPU seconds) from which K stays within one of the
+  truth for the rest of the run (``-``: never);
+* ``first``: first sweep (CPU seconds) with K equal to the truth; ``atK``:
+  fraction of the second half's sweeps with K equal to the truth;
+* ``K@100``, ``K@200``: K after 100 and 200 sweeps; ``K_end``: final K;
+* ``NMI``: normalised mutual information of the final labels with the truth;
+* ``JLL_end``, ``JLL_2h``: ``log p(x, m, o, y | alpha, gamma, kappa)`` at
+  the level of table *counts* (seatings summed out; beta, pi and the
+  emission parameters integrated out), computed for every sampler with
+  :func:`sk_ihmm.samplers._pgas._log_joint` -- the final value and the mean
+  over the second half. ``native``: ``state.log_joint`` at the end, which for
+  the RCD samplers is ``log p(x, tables, y)`` of one particular seating and
+  so lower than the count-level value (not comparable with pgas's);
+* ``kappa``: final kappa; ``accept``: mean acceptance rate (pgas: fraction
+  of labels changed) over the second half.
+
+Reference rows (``K_init`` = ``truth``; ``--no-truth-ref`` skips them): the
+first sampler (pgas) started at the true labels, one per data set and model,
+to show where the posterior mass is (its K and JLL) independently of the
+start.
+
+Plots (matplotlib, optional) go to ``benchmarks/results/``:
+``pgas_paper{_quick}_K_<k>state.png`` (K per sweep and per CPU second),
+``pgas_paper{_quick}_jll_<k>state.png`` (count-level joint log-likelihood per
+sweep) and
+``pgas_paper{_quick}_trans_<k>state.png`` (learned transition matrices from
+the final state's transition counts, rows normalised, states ordered by
+posterior mean, beside the true matrix). The traces are saved to
+``pgas_paper{_quick}_traces.npz``.
+
+Usage::
+
+    python benchmarks/bench_pgas_paper.py [--iters 1000] [--budget S] [--jobs 2]
+        [--quick] [--data 4 10] [--k-init 3 30] [--models nonsticky sticky] [--prior weak|paper]
+        [--samplers pgas rcd_beam rcd_gibbs] [--no-plots]
+"""
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from bench_ffbs_reference import (  # noqa: E402
+    _gaussian_log_emission, ffbs, ffbs_ms_per_pass, random_gaussian_hmm)
+from sk_ihmm._chain import Problem  # noqa: E402
+from sk_ihmm.datasets import make_gaussian_hmm  # noqa: E402
+from sk_ihmm.emissions import Gaussian  # noqa: E402
+from sk_ihmm.metrics import normalized_mutual_information  # noqa: E402
+from sk_ihmm.samplers import get_sampler  # noqa: E402
+from sk_ihmm.samplers._pgas import _log_joint as _count_level_log_joint  # noqa: E402
+
+RESULTS = os.path.join(HERE, "results")
+T = 4000
+PRIORS = {
+    # the brief's choice: weak prior on the means, unknown variances
+    "weak": dict(mu0=0.0, lambda0=0.01, a0=1.0, b0=1.0),
+    # ~ the paper's model: variance fixed at 0.5^2 (IG(1000, 250): mean 0.25, sd 0.008)
+    # and mu ~ N(0, 2^2) (sigma^2 / lambda0 = 0.25 / 0.0625 = 4)
+    "paper": dict(mu0=0.0, lambda0=0.0625, a0=1000.0, b0=250.0),
+}
+SAMPLER_OPTIONS = {
+    "pgas": {"n_particles": 10, "proposal": "posterior"},
+    "rcd_beam": {},   # default block_size
+    "rcd_gibbs": {},
+}
+COLORS = {"pgas": "tab:blue", "rcd_beam": "tab:orange", "rcd_gibbs": "tab:green"}
+
+
+def make_problem(X, sticky, options, prior="weak"):
+    """Problem for 1-d Gaussian data; sticky: kappa0=1 resampled, else kappa=0."""
+    fam = Gaussian(**PRIORS[prior])
+    lp, up, sp, pl = fam.kernels
+    n = X.shape[0]
+    first = np.zeros(n, bool)
+    first[0] = True
+    last = np.zeros(n, bool)
+    last[-1] = True
+    return Problem(
+        Y=np.ascontiguousarray(X, float), seq_first=first, seq_last=last, emission=fam,
+        fam=fam.code, hyp=fam._hyp(1), dim=1, n_stats=fam._n_stats(1), log_pred=lp,
+        update=up, sample_param=sp, param_loglik=pl,
+        conc0=(1.0, 1.0, 1.0 if sticky else 0.0),
+        priors=((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)),
+        resample=(True, True, bool(sticky)), options=dict(options),
+    )
+
+
+def ffbs_cpu_ms_per_pass(n, K, n_repeat=21, seed=0):
+    """:func:`bench_ffbs_reference.ffbs_ms_per_pass` timed on the CPU clock.
+
+    The same pass (emission matrix + numba FFBS) and the same random HMM; the
+    median of ``process_time`` deltas, which other processes on a shared
+    machine do not inflate the way they inflate the wall clock.
+    """
+    y, log_init, log_trans, means, sds = random_gaussian_hmm(n, K, seed)
+    log_emit = np.empty((n, K))
+    log_final = np.zeros(K)
+    out = np.empty(n, dtype=np.int64)
+    rng = np.random.default_rng(seed + 1)
+
+    def one_pass():
+        _gaussian_log_emission(y, means, sds, log_emit)
+        return ffbs(log_init, log_trans, log_emit, log_final, rng, out)
+
+    one_pass()
+    times = np.empty(n_repeat)
+    for r in range(n_repeat):
+        t0 = time.process_time()
+        one_pass()
+        times[r] = time.process_time() - t0
+    return 1e3 * float(np.median(times))
+
+
+class _CountView:
+    """What :func:`sk_ihmm.samplers._pgas._log_joint` reads from a state."""
+
+    def __init__(self):
+        self._log_stirling = np.zeros((1, 1))
+
+    def of(self, state):
+        self.n, self.m, self.o = state.n, state.m, state.o
+        self.stats, self.conc = state.stats, state.conc
+        return self
+
+
+def learned_transitions(state, fam, hyp):
+    """Row-normalised transition counts of the used states, ordered by mean."""
+    labels = np.unique(state.x)
+    counts = np.asarray(state.n, float)[np.ix_(labels, labels)]
+    means = fam._summary(np.asarray(state.stats)[labels], hyp)["means_"][:, 0]
+    order = np.argsort(means)
+    counts = counts[np.ix_(order, order)]
+    rows = counts.sum(axis=1, keepdims=True)
+    return np.divide(counts, rows, out=np.zeros_like(counts), where=rows > 0), means[order]
+
+
+def run_one(cfg):
+    """One chain; returns traces and summary numbers (runs in a worker)."""
+    k_true, k_init, sticky, name, iters, budget, seed, prior = cfg
+    X, z = make_gaussian_hmm(T, n_states=k_true, random_state=0)
+    prob = make_problem(X, sticky, SAMPLER_OPTIONS[name], prior)
+    smp = get_sampler(name)
+    # same initial labels for every sampler of a setting
+    if k_init == 0:  # reference chain started at the true labels
+        x0 = z.astype(np.int64) + 1
+    else:
+        x0 = np.random.default_rng([seed, k_true, k_init, int(sticky)]).integers(
+            1, k_init + 1, T).astype(np.int64)
+    # JIT warm-up on a throw-away chain. Saving numba's cache can fail when
+    # another process writes the same cache entry at the same moment
+    # (ReferenceError from numba's caching); the compiled code is fine then,
+    # so try again.
+    for attempt in range(3):
+        try:
+            wrng = np.random.default_rng(12345)
+            smp.step(smp.init(prob, x0.copy(), wrng), prob, wrng)
+            break
+        except ReferenceError:
+            if attempt == 2:
+                raise
+
+    rng = np.random.default_rng([seed, k_true, k_init, int(sticky), 1 + list(SAMPLER_OPTIONS).index(name)])
+    t0 = time.process_time()
+    state = smp.init(prob, x0.copy(), rng)
+    t_init = time.process_time() - t0
+    ks, jll, jllc, secs, acc, kap = [], [], [], [], [], []
+    view = _CountView()
+    cpu = 0.0
+    for _ in range(iters):
+        t0 = time.process_time()
+        info = smp.step(state, prob, rng)
+        cpu += time.process_time() - t0
+        secs.append(cpu)  # sweeps only, bookkeeping below excluded
+        ks.append(len(np.unique(state.x)))
+        jll.append(float(state.log_joint))
+        jllc.append(_count_level_log_joint(view.of(state), prob))
+        acc.append(float(info.get("accept_rate", np.nan)))
+        kap.append(float(state.conc[2]))
+        if budget is not None and secs[-1] >= budget:
+            break
+    ks, jll, jllc, secs = np.array(ks), np.array(jll), np.array(jllc), np.array(secs)
+    n = len(ks)
+    h = n // 2
+    ms = (secs[-1] - secs[h - 1]) / (n - h) * 1e3 if h >= 1 else secs[-1] / n * 1e3
+    ok = np.abs(ks - k_true) <= 1
+    bad = np.flatnonzero(~ok)
+    settle = (0 if bad.size == 0 else int(bad[-1]) + 1)  # 0-based index of first good sweep
+    settle = None if settle >= n else settle
+    hit = np.flatnonzero(ks == k_true)
+    trans, means = learned_transitions(state, prob.emission, prob.hyp)
+    k_end = int(ks[-1])
+    return {
+        "cfg": cfg, "k": ks, "jll": jll, "jllc": jllc, "secs": secs, "k0": int(len(np.unique(x0))),
+        "sweeps": n, "ms": ms, "t_init": t_init,
+        "ffbs_wall": ffbs_ms_per_pass(T, k_end, n_repeat=21),
+        "ffbs": ffbs_cpu_ms_per_pass(T, k_end, n_repeat=21),
+        "settle": None if settle is None else settle + 1,  # sweeps are counted from 1
+        "settle_s": None if settle is None else float(secs[settle]),
+        "first": None if hit.size == 0 else int(hit[0]) + 1,
+        "first_s": None if hit.size == 0 else float(secs[hit[0]]),
+        "at_k": float(np.mean(ks[h:] == k_true)) if n > 1 else float(ks[-1] == k_true),
+        "k100": int(ks[99]) if n >= 100 else None, "k200": int(ks[199]) if n >= 200 else None,
+        "k_end": k_end, "nmi": float(normalized_mutual_information(z, state.x)),
+        "jll_end": float(jll[-1]), "jllc_end": float(jllc[-1]),
+        "jllc_2nd": float(jllc[h:].mean()) if n > 1 else float(jllc[-1]), "kappa": float(kap[-1]),
+        "accept": float(np.nanmean(acc[h:])) if n > 1 else float(acc[0]),
+        "trans": trans, "means": means,
+    }
+
+
+def true_transitions(k):
+    P = np.full((k, k), 0.25 / (k - 1))
+    np.fill_diagonal(P, 0.75)
+    return P
+
+
+def fmt_row(r):
+    k_true, k_init, sticky, name = r["cfg"][:4]
+    settle = "-" if r["settle"] is None else f"{r['settle']} ({r['settle_s']:.1f}s)"
+    first = "-" if r["first"] is None else f"{r['first']} ({r['first_s']:.1f}s)"
+    opt = lambda v: "-" if v is None else str(v)  # noqa: E731
+    return (f"{k_true:>4} {k_init if k_init else 'truth':>6} {'yes' if sticky else 'no':>6} {name:10} {r['sweeps']:>6} "
+            f"{r['ms']:7.2f} {r['ffbs']:6.2f} {r['ffbs_wall']:6.2f} {r['ms'] / r['ffbs']:6.1f} {settle:>14} {first:>14} {r['at_k']:5.2f} "
+            f"{opt(r['k100']):>5} {opt(r['k200']):>5} {r['k_end']:>5} {r['nmi']:5.3f} "
+            f"{r['jllc_end']:9.1f} {r['jllc_2nd']:9.1f} {r['jll_end']:9.1f} {r['kappa']:6.2f} {r['accept']:6.3f}")
+
+
+HEADER = (f"{'data':>4} {'K_init':>6} {'sticky':>6} {'sampler':10} {'sweeps':>6} "
+          f"{'ms/sw':>7} {'FFBS':>6} {'FFBSw':>6} {'ratio':>6} {'settle':>14} {'first':>14} {'atK':>5} {'K@100':>5} {'K@200':>5} "
+          f"{'K_end':>5} {'NMI':>5} {'JLL_end':>9} {'JLL_2h':>9} {'native':>9} {'kappa':>6} {'accept':>6}")
+
+
+def setting_label(k_init, sticky):
+    return f"K_init={k_init}, {'sticky' if sticky else 'non-sticky'}"
+
+
+def make_plots(results, args, suffix):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["(matplotlib not installed: no plots)"]
+    written = []
+    for k_true in args.data:
+        refs = {r["cfg"][2]: r for r in results if r["cfg"][0] == k_true and r["cfg"][1] == 0}
+        rs = [r for r in results if r["cfg"][0] == k_true and r["cfg"][1] != 0]
+        settings = sorted({(r["cfg"][1], r["cfg"][2]) for r in rs})
+        ncol = len(settings)
+        # K per sweep and per CPU second
+        fig, axes = plt.subplots(2, ncol, figsize=(4 * ncol, 6.5), squeeze=False)
+        for c, (k_init, sticky) in enumerate(settings):
+            for r in rs:
+                if (r["cfg"][1], r["cfg"][2]) != (k_init, sticky):
+                    continue
+                name = r["cfg"][3]
+                it = np.arange(r["sweeps"] + 1)
+                kk = np.concatenate([[r["k0"]], r["k"]])
+                ss = np.concatenate([[0.0], r["secs"]])
+                axes[0, c].plot(it, kk, color=COLORS.get(name), label=name, lw=1)
+                axes[1, c].plot(ss, kk, color=COLORS.get(name), label=name, lw=1)
+            for row in range(2):
+                axes[row, c].axhline(k_true, color="k", ls="--", lw=0.8, label="truth")
+                axes[row, c].set_ylabel("K (used states)")
+            axes[0, c].set_title(setting_label(k_init, sticky), fontsize=9)
+            axes[0, c].set_xlabel("sweep")
+            axes[1, c].set_xlabel("CPU seconds")
+        axes[0, 0].legend(fontsize=8)
+        fig.suptitle(f"{k_true}-state Gaussian HMM, T={T}: number of states", fontsize=10)
+        fig.tight_layout()
+        path = os.path.join(RESULTS, f"pgas_paper{suffix}_K_{k_true}state.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
+        # joint log-likelihood per sweep
+        fig, axes = plt.subplots(1, ncol, figsize=(4 * ncol, 3.4), squeeze=False)
+        for c, (k_init, sticky) in enumerate(settings):
+            ax = axes[0, c]
+            for r in rs:
+                if (r["cfg"][1], r["cfg"][2]) != (k_init, sticky):
+                    continue
+                name = r["cfg"][3]
+                ax.plot(np.arange(1, r["sweeps"] + 1), r["jllc"], color=COLORS.get(name),
+                        label=name, lw=1)
+            lo = max(np.percentile(r["jllc"], 5) for r in rs
+                     if (r["cfg"][1], r["cfg"][2]) == (k_init, sticky))
+            hi = max(r["jllc"].max() for r in rs if (r["cfg"][1], r["cfg"][2]) == (k_init, sticky))
+            ref = refs.get(sticky)
+            if ref is not None:
+                ax.axhline(ref["jllc_2nd"], color="k", ls="--", lw=0.8,
+                           label=f"{ref['cfg'][3]} from truth (2nd-half mean)")
+                hi = max(hi, ref["jllc_2nd"])
+            ax.set_ylim(lo - 0.1 * (hi - lo) - 50, hi + 0.05 * (hi - lo) + 10)
+            ax.set_title(setting_label(k_init, sticky), fontsize=9)
+            ax.set_xlabel("sweep")
+            ax.set_ylabel("joint log-likelihood")
+        axes[0, 0].legend(fontsize=8)
+        fig.suptitle(f"{k_true}-state Gaussian HMM: joint log-likelihood log p(x, m, o, y | "
+                     "alpha, gamma, kappa) (count level)", fontsize=10)
+        fig.tight_layout()
+        path = os.path.join(RESULTS, f"pgas_paper{suffix}_jll_{k_true}state.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
+        # transition matrices: rows = settings, columns = truth + samplers
+        names = [s for s in args.samplers if any(r["cfg"][3] == s for r in rs)]
+        fig, axes = plt.subplots(len(settings), 1 + len(names),
+                                 figsize=(2.6 * (1 + len(names)), 2.6 * len(settings)),
+                                 squeeze=False)
+        for row, (k_init, sticky) in enumerate(settings):
+            axes[row, 0].imshow(true_transitions(k_true), vmin=0, vmax=1, cmap="viridis")
+            axes[row, 0].set_title("truth", fontsize=8)
+            axes[row, 0].set_ylabel(setting_label(k_init, sticky), fontsize=8)
+            for c, name in enumerate(names, start=1):
+                ax = axes[row, c]
+                r = next((r for r in rs if r["cfg"][1:4] == (k_init, sticky, name)), None)
+                if r is None:
+                    ax.axis("off")
+                    continue
+                ax.imshow(r["trans"], vmin=0, vmax=1, cmap="viridis")
+                ax.set_title(f"{name}: K={r['k_end']}", fontsize=8)
+            for ax in axes[row]:
+                ax.set_xticks([])
+                ax.set_yticks([])
+        fig.suptitle(f"{k_true}-state: transition matrices (final state's counts, rows "
+                     f"normalised, states by mean)", fontsize=9)
+        fig.tight_layout()
+        path = os.path.join(RESULTS, f"pgas_paper{suffix}_trans_{k_true}state.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iters", type=int, default=None, help="sweeps per chain (default 1000; 150 with --quick)")
+    ap.add_argument("--budget", type=float, default=None, help="CPU seconds per chain (default: none)")
+    ap.add_argument("--quick", action="store_true", help="smoke test: 150 sweeps, K_init=30, non-sticky")
+    ap.add_argument("--data", type=int, nargs="+", default=[4, 10], help="true numbers of states")
+    ap.add_argument("--k-init", type=int, nargs="+", default=None, help="initial numbers of states")
+    ap.add_argument("--models", nargs="+", choices=("nonsticky", "sticky"), default=None)
+    ap.add_argument("--samplers", nargs="+", default=list(SAMPLER_OPTIONS), choices=list(SAMPLER_OPTIONS))
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (chains in parallel)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--prior", choices=list(PRIORS), default="weak",
+                    help="Gaussian emission prior: weak (default: mu0=0, lambda0=0.01, a0=1, b0=1) or "
+                         "paper (~fixed sd 0.5, means ~ N(0, 2^2): lambda0=0.0625, a0=1000, b0=250)")
+    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--no-truth-ref", action="store_true",
+                    help="skip the reference chains started at the true labels")
+    args = ap.parse_args(argv)
+    if args.iters is None:
+        args.iters = 150 if args.quick else 1000
+    if args.k_init is None:
+        args.k_init = [30] if args.quick else [3, 30]
+    if args.models is None:
+        args.models = ["nonsticky"] if args.quick else ["nonsticky", "sticky"]
+    suffix = ("_quick" if args.quick else "") + ("" if args.prior == "weak" else f"_{args.prior}prior")
+    os.makedirs(RESULTS, exist_ok=True)
+
+    cmd = "python benchmarks/bench_pgas_paper.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    lines = []
+
+    def out(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    out(f"# {cmd.strip()}")
+    out(f"PGAS paper (Tripuraneni et al. 2015, Sec. 4.1) synthetic data: make_gaussian_hmm(T={T}, "
+        f"n_states=4|10, random_state=0), self-transition 0.75, sd 0.5.")
+    pr = ", ".join(f"{k}={v:g}" for k, v in PRIORS[args.prior].items())
+    if args.prior == "weak":
+        out(f"Emission prior Gaussian({pr}) (weak prior on the means, unknown variances; the package "
+            "default lambda0=1 would shrink means to 0).")
+    else:
+        out(f"Emission prior Gaussian({pr}): ~ the paper's model, sd fixed near 0.5 (IG(1000, 250)) and "
+            "means ~ N(0, 2^2).")
+    out("alpha, gamma ~ Gamma(1,1), resampled, start 1;")
+    out("sticky: kappa0=1, kappa ~ Gamma(1,1) resampled; non-sticky: kappa=0. pgas: N=10 particles, "
+        "posterior proposal; rcd_beam: default block size.")
+    out(f"One chain per row: {args.iters} sweeps"
+        + (f" or {args.budget:g} CPU s, whichever first" if args.budget else "")
+        + f"; uniform random initial labels; chain seed {args.seed}; {args.jobs} worker process(es).")
+    out("Times are CPU seconds (process_time). FFBS: one numba FFBS pass (T=4000, final K), median of 21, "
+        "CPU clock; FFBSw: the same by")
+    out("bench_ffbs_reference.ffbs_ms_per_pass (wall clock); both in the chain's process. ratio = ms/sw / FFBS. The "
+        f"machine ({os.cpu_count()} cores) was shared with other jobs, load average at start "
+        f"{os.getloadavg()[0]:.1f}.")
+    out("ms/sw: mean over the second half; settle: first sweep (CPU s) from which |K - K_true| <= 1 "
+        "for the rest of the run; first: first sweep (CPU s)")
+    out("with K == K_true; atK: fraction of second-half sweeps with K == K_true. K@100, K@200: K after "
+        "100 / 200 sweeps; NMI: final labels vs truth.")
+    out(f"Rows with K_init 'truth': reference chains of {args.samplers[0]} started at the true labels "
+        "(where the posterior mass is, for comparison).")
+    out("JLL_end / JLL_2h: log p(x, m, o, y | alpha, gamma, kappa) (table counts m, o; seatings summed "
+        "out; beta, pi, emission params integrated out),")
+    out("computed for every sampler by pgas's _log_joint: final value / mean over the second half. native: "
+        "state.log_joint at the end -- for rcd_*")
+    out("that is log p(x, tables, y) of one particular seating, lower than the count-level value, so the "
+        "native column is not comparable across samplers.")
+    out()
+    out(HEADER)
+
+    cfgs = [(k, ki, m == "sticky", s, args.iters, args.budget, args.seed, args.prior)
+            for k in args.data for ki in args.k_init for m in args.models for s in args.samplers]
+    if not args.no_truth_ref:
+        cfgs += [(k, 0, m == "sticky", args.samplers[0], args.iters, args.budget, args.seed, args.prior)
+                 for k in args.data for m in args.models]
+    t_wall = time.perf_counter()
+    results = []
+    if args.jobs > 1:
+        import multiprocessing as mp
+        with ProcessPoolExecutor(args.jobs, mp_context=mp.get_context("spawn")) as ex:
+            for r in ex.map(run_one, cfgs):
+                results.append(r)
+                out(fmt_row(r))
+    else:
+        for cfg in cfgs:
+            r = run_one(cfg)
+            results.append(r)
+            out(fmt_row(r))
+    out()
+    out(f"wall time {time.perf_counter() - t_wall:.0f} s; CPU in chains "
+        f"{sum(r['secs'][-1] for r in results):.0f} s")
+
+    np.savez_compressed(
+        os.path.join(RESULTS, f"pgas_paper{suffix}_traces.npz"),
+        **{"_".join(map(str, (r["cfg"][0], r["cfg"][1], "sticky" if r["cfg"][2] else "nonsticky",
+                               r["cfg"][3]))) + "_" + key: r[key]
+           for r in results for key in ("k", "jll", "jllc", "secs", "trans", "means")},
+    )
+    if not args.no_plots:
+        for p in make_plots(results, args, suffix):
+            out(f"plot: {os.path.relpath(p, os.path.dirname(HERE))}")
+    with open(os.path.join(RESULTS, f"pgas_paper{suffix}.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

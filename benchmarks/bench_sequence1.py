@@ -1,0 +1,222 @@
+"""Mutual information on the RCD paper's Sequence 1, per sampler, on a CPU budget.
+
+Sequence 1 of Makino et al. (2011, Section 5.2; :func:`sk_ihmm.datasets.
+make_sequence1`) repeats the symbols ``A B C D B C D E``: an 8-state HMM (one
+state per position of the cycle) predicts it perfectly, but samplers tend to
+stay in the 5-state local optimum that gives every symbol one state. The
+paper's Figure 5 shows the distribution, over runs, of the mutual information
+(Eq. 37, :func:`sk_ihmm.metrics.mutual_information`) between the sampled
+hidden states and the true positions; split-merge moves added to the beam
+sampler move more runs beyond the 5-state optimum.
+
+Protocol. Every run starts from the labelling of a particle filter with 100
+particles (Makino et al. Section 5.1; ``--init pf``, the default) or from 30
+uniformly random labels (``--init random``), the same initial labelling for a
+given run index whatever the sampler, then sweeps until its CPU budget
+(``time.process_time``, after a compilation warm-up outside the budget) is
+spent; the MI of the final state sequence with the truth is recorded.
+Categorical emissions with a symmetric Dirichlet(0.5) prior; ``alpha`` and
+``gamma`` start at 1 and are resampled after every sweep under Gamma(1, 1)
+priors; ``kappa = 0``; blocks of the automatic size for ``rcd_blocked`` /
+``rcd_beam``.
+
+Samplers: ``rcd_gibbs``, ``rcd_blocked``, ``rcd_beam`` and ``rcd_beam`` with 3
+and 25 split-merge trials per sweep (``split_merge``). The table gives the
+mean, quartiles and fraction of runs whose MI exceeds that of the 5-state
+optimum (the MI of the symbols themselves with the truth, 1.5596 nats; the
+8-state truth has ln 8 = 2.0794 nats), the mean final number of states,
+sweeps per run and the split/merge acceptance rates. Raw values go to
+``benchmarks/results/sequence1_mi.csv`` (``sequence1_mi_random.csv`` with
+``--init random``).
+
+Usage::
+
+    python benchmarks/bench_sequence1.py [--runs 20] [--budget 10] [--jobs 1]
+        [--T 500] [--init pf] [--samplers rcd_gibbs rcd_blocked rcd_beam sm3 sm25]
+
+Default budget: 20 runs x 10 CPU seconds for each of the 5 samplers
+(1000 CPU seconds of sampling in all; ``--jobs`` runs that many processes in
+parallel, each run still gets its own CPU budget).
+"""
+
+import argparse
+import csv
+import os
+import sys
+import time
+from multiprocessing import get_context
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from sk_ihmm._chain import Problem  # noqa: E402
+from sk_ihmm._particle import initial_labels  # noqa: E402
+from sk_ihmm.datasets import make_sequence1  # noqa: E402
+from sk_ihmm.emissions import Categorical  # noqa: E402
+from sk_ihmm.metrics import mutual_information  # noqa: E402
+from sk_ihmm.samplers import get_sampler  # noqa: E402
+
+#: name -> (registered sampler, options)
+CONFIGS = {
+    "rcd_gibbs": ("rcd_gibbs", {}),
+    "rcd_blocked": ("rcd_blocked", {}),
+    "rcd_beam": ("rcd_beam", {}),
+    "sm3": ("split_merge", {"base_sampler": "rcd_beam", "split_merge_trials": 3}),
+    "sm25": ("split_merge", {"base_sampler": "rcd_beam", "split_merge_trials": 25}),
+}
+LABELS = {
+    "rcd_gibbs": "rcd_gibbs",
+    "rcd_blocked": "rcd_blocked",
+    "rcd_beam": "rcd_beam",
+    "sm3": "rcd_beam+SM 3/sweep",
+    "sm25": "rcd_beam+SM 25/sweep",
+}
+
+
+def sequence1_problem(n_timesteps=500, options=None):
+    """The Sequence 1 data and its :class:`~sk_ihmm._chain.Problem`.
+
+    Returns ``(problem, truth, mi_5)``: the problem, the true cycle
+    positions and the MI of the 5-state optimum (symbols vs truth).
+    """
+    X, truth = make_sequence1(n_timesteps)
+    fam = Categorical(concentration=0.5)
+    n_symbols = 5
+    lp, up, sp, pl = fam.kernels
+    T = X.shape[0]
+    first = np.zeros(T, bool)
+    first[0] = True
+    last = np.zeros(T, bool)
+    last[-1] = True
+    prob = Problem(
+        Y=np.ascontiguousarray(X, float), seq_first=first, seq_last=last, emission=fam,
+        fam=fam.code, hyp=fam._hyp(n_symbols), dim=n_symbols, n_stats=fam._n_stats(n_symbols),
+        log_pred=lp, update=up, sample_param=sp, param_loglik=pl, conc0=(1.0, 1.0, 0.0),
+        priors=((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)), resample=(True, True, False),
+        options=dict(options or {}),
+    )
+    return prob, truth, mutual_information(truth, X.ravel())
+
+
+#: number of labels of the random initialisation
+K_RANDOM_INIT = 30
+
+
+def initial_state_labels(n_timesteps, run, seed=0, init="pf"):
+    """Initial labelling shared by all samplers for ``run``: a particle filter
+    with 100 particles (``"pf"``) or ``K_RANDOM_INIT`` uniform labels."""
+    prob, _, _ = sequence1_problem(n_timesteps)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, run, 0]))
+    if init == "random":
+        return rng.integers(1, K_RANDOM_INIT + 1, n_timesteps).astype(np.int64)
+    return initial_labels(prob, 100, rng)
+
+
+def one_run(config, run, budget, n_timesteps=500, seed=0, init="pf"):
+    """Run one chain of ``config`` for ``budget`` CPU seconds; return its record."""
+    name, options = CONFIGS[config]
+    prob, truth, _ = sequence1_problem(n_timesteps, options)
+    smp = get_sampler(name)
+    x0 = initial_state_labels(n_timesteps, run, seed, init)
+    # compile / load the numba kernels outside the budget, on a throwaway state
+    warm = smp.init(prob, x0, np.random.default_rng(0))
+    smp.step(warm, prob, np.random.default_rng(0))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, run, 1]))
+    state = smp.init(prob, x0, rng)
+    infos = []
+    t0 = time.process_time()
+    while time.process_time() - t0 < budget:
+        infos.append(smp.step(state, prob, rng))
+    seconds = time.process_time() - t0
+
+    def mean_of(key):
+        vals = [i[key] for i in infos if key in i and np.isfinite(i[key])]
+        return float(np.mean(vals)) if vals else float("nan")
+
+    return {
+        "sampler": config, "init": init, "run": run, "mi": mutual_information(truth, state.x),
+        "n_states": int(np.unique(state.x).shape[0]), "sweeps": len(infos),
+        "seconds": seconds, "split_accept": mean_of("split_accept"),
+        "merge_accept": mean_of("merge_accept"),
+    }
+
+
+def _star(args):
+    return one_run(*args)
+
+
+def run_all(configs, runs, budget, n_timesteps=500, seed=0, jobs=1, init="pf"):
+    """Records of ``runs`` runs of every config (parallel over ``jobs`` processes)."""
+    tasks = [(c, r, budget, n_timesteps, seed, init) for c in configs for r in range(runs)]
+    if jobs <= 1:
+        return [_star(t) for t in tasks]
+    with get_context("spawn").Pool(jobs) as pool:
+        return pool.map(_star, tasks, chunksize=1)
+
+
+def summarize(records, configs, mi_5):
+    """One text table: MI mean and quartiles, fraction above the 5-state MI..."""
+    head = (f"{'sampler':22} {'runs':>4} {'MI mean':>8} {'q25':>6} {'median':>6} {'q75':>6} "
+            f"{'>5-state':>8} {'K':>5} {'sweeps':>7} {'split acc':>9} {'merge acc':>9}")
+    lines = [head]
+    for c in configs:
+        rec = [r for r in records if r["sampler"] == c]
+        mi = np.array([r["mi"] for r in rec])
+        q25, q50, q75 = np.percentile(mi, [25, 50, 75])
+        above = np.mean(mi > mi_5 + 1e-6)
+        sa = np.nanmean([r["split_accept"] for r in rec]) if c.startswith("sm") else np.nan
+        ma = np.nanmean([r["merge_accept"] for r in rec]) if c.startswith("sm") else np.nan
+        fmt = (lambda v: f"{v:9.4f}" if np.isfinite(v) else f"{'-':>9}")
+        lines.append(
+            f"{LABELS[c]:22} {len(rec):4d} {mi.mean():8.4f} {q25:6.3f} {q50:6.3f} {q75:6.3f} "
+            f"{above:8.2f} {np.mean([r['n_states'] for r in rec]):5.2f} "
+            f"{np.mean([r['sweeps'] for r in rec]):7.0f} {fmt(sa)} {fmt(ma)}"
+        )
+    return "\n".join(lines)
+
+
+def save_csv(records, path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    keys = ["sampler", "init", "run", "mi", "n_states", "sweeps", "seconds", "split_accept",
+            "merge_accept"]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in records:
+            w.writerow({k: r[k] for k in keys})
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20, help="runs per sampler")
+    ap.add_argument("--budget", type=float, default=10.0, help="CPU seconds per run")
+    ap.add_argument("--T", type=int, default=500, help="sequence length")
+    ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--init", choices=["pf", "random"], default="pf",
+                    help="particle filter (100 particles) or 30 random labels")
+    ap.add_argument("--samplers", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    ap.add_argument("--out", default=None, help="CSV of the raw values")
+    args = ap.parse_args(argv)
+    if args.out is None:
+        suffix = "" if args.init == "pf" else "_random"
+        args.out = os.path.join(HERE, "results", f"sequence1_mi{suffix}.csv")
+    cmd = (f"# python benchmarks/bench_sequence1.py --runs {args.runs} --budget {args.budget} "
+           f"--T {args.T} --jobs {args.jobs} --seed {args.seed} --init {args.init} "
+           f"--samplers {' '.join(args.samplers)}")
+    print(cmd)
+    _, _, mi_5 = sequence1_problem(args.T)
+    print(f"# budget: {args.runs} runs x {args.budget:g} CPU s per sampler; "
+          f"MI of the 5-state optimum {mi_5:.4f}, of the truth {np.log(8):.4f} nats", flush=True)
+    t0 = time.time()
+    records = run_all(args.samplers, args.runs, args.budget, args.T, args.seed, args.jobs,
+                      args.init)
+    print(summarize(records, args.samplers, mi_5))
+    print(f"# wall time {time.time() - t0:.0f} s; raw values: {args.out}")
+    save_csv(records, args.out)
+
+
+if __name__ == "__main__":
+    main()

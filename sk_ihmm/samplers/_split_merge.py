@@ -1,0 +1,482 @@
+"""Sequentially-allocated split-merge moves through the RCD sampler (``split_merge``).
+
+Makino et al. (2011), Section 4.4 and Algorithms 9-10, after the
+sequentially-allocated merge-split sampler of Dahl (2003). A sweep of
+``split_merge`` is one sweep of a base sampler (``options["base_sampler"]``:
+``"rcd_gibbs"``, ``"rcd_blocked"``, ``"rcd_beam"`` -- the default -- or
+``"none"``), then ``options["split_merge_trials"]`` (default 3) split-merge
+trials, then the hyperparameter updates.
+
+One trial
+---------
+1. Draw two distinct time steps ``t1 != t2`` uniformly (an ordered pair, over
+   all sequences) and the acceptance threshold ``u ~ U(0, 1)``. Let
+   ``a = x[t2]`` and ``b = x[t1]``.
+2. The *fragments* are the maximal runs of consecutive steps of one sequence
+   whose labels are in ``{a, b}``, excluding ``t1`` and ``t2`` themselves.
+   Every step labelled ``a`` or ``b`` other than ``t1`` and ``t2`` is in
+   exactly one fragment, and two fragments are never adjacent (they are
+   separated by ``t1``, ``t2``, a step with another label or a sequence
+   boundary). The fragments are put in a uniformly random order
+   ``F_1, ..., F_U``.
+3. Remove ``F_U, ..., F_1`` with ``remove_seq`` (each removes its emissions,
+   the transition into it, those inside it and the transition out of it),
+   then the emission of ``t1``, the transition into ``t1`` unless it comes
+   from a fragment and the transition out of ``t1`` unless it goes into a
+   fragment (those were removed with the fragment). Every customer whose
+   restaurant or dish can change is now removed: ``t2`` keeps its label, so
+   its transitions to steps outside the fragments and ``t1`` do not change.
+   This gives the reduced seating ``s0`` and ``r_old``, the product of the
+   RCD factors (predictive probability of each removed customer and
+   emission right after its removal). In a merge, right after ``F_i`` is
+   removed, the probability ``P_i`` that the split allocation of step 4
+   gives ``F_i`` its current labels (``b`` in the role of ``c``) is
+   evaluated; ``q_old`` is the product of these (``1`` for a split).
+4. ``t1`` gets its new label -- a fresh label ``c`` (free in ``s0``) for a
+   split (``a == b``), ``a`` for a merge -- and its emission and customers
+   are added back in the reverse order of their removal (emission, out,
+   in). Then ``F_1, ..., F_U`` are allocated and added with ``add_seq`` in
+   turn, collecting ``r*``:
+
+   * split: the labels of ``F_i`` are drawn by forward filtering / backward
+     sampling of the two-state HMM over ``{c, a}`` whose weights are the
+     HCRP predictives in the *current* seating (``s0`` plus ``t1`` plus
+     ``F_1 .. F_{i-1}``): initial row of the label before the fragment
+     (``t1``'s new label, ``a``, another label, or restaurant 0 at a
+     sequence start), transitions between the two candidates, posterior
+     predictive emissions, final column of the label after it (nothing at a
+     sequence end). ``q* = prod_i P_i(path_i)`` with each ``P_i`` normalised
+     over the ``2^{L_i}`` restricted paths;
+   * merge: every fragment goes to ``a``; ``q* = 1`` (with early rejection,
+     see below).
+5. Accept when ``u < (r* / r_old) (q_old / q*)``, otherwise replay the undo
+   log (the *exact* old tables) and move the emissions and labels back.
+
+Exactness
+---------
+*Pairing of moves.* The reverse of a split with the ordered pair
+``(t1, t2)`` is the merge with the same pair, and vice versa: after a split
+``x*[t1] = c`` and ``x*[t2] = a``, the steps labelled ``c`` or ``a`` are those
+that had label ``a``, so the fragments are the same set and the merge (which
+sends everything to ``x[t2] = a``) restores the old labels. The pair and the
+order of the fragments are uniform, hence chosen with the same probability in
+both directions, and the ratio is taken conditionally on them.
+
+*Labels are names.* The split gives ``t1`` one deterministic fresh label, and
+``t1`` (label ``c``) and ``t2`` (label ``a``) pin down which block is which,
+so every partition is proposed in exactly one way; the merge empties ``b``
+completely (all its steps are ``t1`` and fragment steps), so ``b`` and ``c``
+are both unused in ``s0`` and the two moves see the same ``s0`` up to
+renaming them.
+
+*r factors and the sequential proposal.* With customers regarded as
+labelled, ``p(s)`` is exchangeable and removing a customer is deterministic
+(drawing its table proportionally to the table sizes is the conditional of
+its forgotten table). The proposal is a path of elementary operations:
+removals, then additions interleaved with the label draws of the split. The
+customers are removed in exactly the reverse of the order in which they are
+added (fragments last-to-first, each by ``remove_seq`` in reverse time
+order, then ``t1``'s in and out customers; ``t1``'s out and in customers,
+then the fragments first-to-last), and likewise for the emissions of each
+label. Then the seating right after removing a customer is the seating right
+before re-adding it in the reverse move, and ``p(new) / p(old)`` times the
+table-choice probabilities of both directions reduces to ``r* / r_old``
+(Makino Eq. 28-32). The allocation of ``F_i`` in a split is drawn on the
+seating ``s0 + t1 + F_1 .. F_{i-1}``; in the merge, ``q_old`` factor ``i`` is
+evaluated right after ``F_i`` has been removed, on ``s_old - F_U - ... -
+F_i``, which is the same seating (``t1``'s customers and emission are removed
+only after all fragments), with ``b`` in the role of ``c``. Both directions
+compute the restricted path probability with the same function on the same
+inputs, so the ratio is exactly ``q(old | new) / q(new | old)``.
+
+*Early rejection of merges* (Makino Section 4.4). The threshold ``u`` is drawn
+first. In a merge, ``r_old`` and ``q_old`` are complete once the removal phase
+ends and ``q* = 1``; the remaining factors are the RCD factors of the customers
+and emissions still to be added. A customer's factor is a probability
+(``<= 1``), so the partial ratio can only decrease -- and an emission factor is
+a probability only for *discrete* emissions: a Gaussian predictive density can
+exceed 1 and raise the ratio again. The trial therefore stops as soon as the
+partial ratio falls to ``u`` or below only for categorical emissions (the
+final ratio would be lower still, so the decision is the one the complete
+computation makes); for continuous emissions every merge is evaluated in full.
+(``q_old`` is complete before the additions start, so it plays no part in the
+monotonicity.)
+
+Capacity. At most ``T`` customers are seated at any time (one per step) and
+every table holds one, so a pool of ``T`` table slots and ``2 T`` undo-log
+rows always suffice; a trial only needs one free label, checked before any
+random draw of the trial (a capacity-driven redraw would bias the choice of
+``t1``, ``t2``).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .._hcrp import (_M_TOT, add_customer, clear_log, free_label, get_prob, pred_prob,
+                     remove_customer, undo)
+from .._messages import path_log_weight
+from ..emissions import Categorical, log_pred, update
+from . import _rcd_blocked, _rcd_gibbs
+from ._collapsed import finish_sweep, init_collapsed
+from ._seqmoves import add_seq, move_emissions, remove_seq
+
+__all__ = ["init", "step", "split_merge_moves", "DEFAULT_TRIALS", "DEFAULT_BASE_SAMPLER"]
+
+#: Split-merge trials per sweep when ``options["split_merge_trials"]`` is ``None``.
+DEFAULT_TRIALS = 3
+
+#: Base sampler when ``options["base_sampler"]`` is ``None``.
+DEFAULT_BASE_SAMPLER = "rcd_beam"
+
+# base samplers: they all work on the CollapsedState built by init_collapsed
+_BASE_STEPS = {
+    "rcd_gibbs": _rcd_gibbs.step,
+    "rcd_blocked": _rcd_blocked.step_blocked,
+    "rcd_beam": _rcd_blocked.step_beam,
+}
+
+# indices into the counts array of the kernel
+_N_SPLIT, _ACC_SPLIT, _N_MERGE, _ACC_MERGE, _EARLY = range(5)
+
+
+@njit(cache=True)
+def _find_fragments(x, seq_first, t1, t2, a, b, fb, fe):
+    """Maximal runs of one sequence with labels in ``{a, b}``, without ``t1``, ``t2``.
+
+    Fills ``fb[:U]`` (first step) and ``fe[:U]`` (one past the last step) in
+    time order and returns ``U``.
+    """
+    T = x.shape[0]
+    U = 0
+    t = 0
+    while t < T:
+        if t != t1 and t != t2 and (x[t] == a or x[t] == b):
+            fb[U] = t
+            t += 1
+            while (t < T and not seq_first[t] and t != t1 and t != t2
+                   and (x[t] == a or x[t] == b)):
+                t += 1
+            fe[U] = t
+            U += 1
+        else:
+            t += 1
+    return U
+
+
+@njit(cache=True)
+def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
+                    log_init, log_trans, log_emit, log_final):
+    """Two-state HMM over the labels ``(k0, k1)`` for the fragment ``b .. b + L - 1``.
+
+    Weights are the HCRP predictives of the current seating: ``log_init[c] =
+    log p(k_c | restaurant prev)``, ``log_trans[c, d] = log p(k_d | k_c)``,
+    ``log_final[c] = log p(nxt | k_c)`` (0 when ``nxt < 0``: nothing follows)
+    and ``log_emit[l, c]`` the posterior predictive of ``Y[b + l]`` under
+    ``k_c``.
+    """
+    n, nj, mk = s.n, s.nj, s.mk
+    m_tot = s.scal[_M_TOT]
+    alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
+    for c in range(2):
+        k = k0 if c == 0 else k1
+        log_init[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, prev, k))
+        log_trans[c, 0] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, k0))
+        log_trans[c, 1] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, k1))
+        if nxt > 0:
+            log_final[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, nxt))
+        else:
+            log_final[c] = 0.0
+        row = stats[k]
+        for l in range(L):
+            log_emit[l, c] = log_pred(fam, row, hyp, Y[b + l])
+
+
+@njit(cache=True, inline="always")
+def _log_add(u, v):
+    """``log(exp(u) + exp(v))`` for finite ``u``, ``v``."""
+    if u < v:
+        u, v = v, u
+    return u + math.log1p(math.exp(v - u))
+
+
+@njit(cache=True)
+def _two_state_forward(log_init, log_trans, log_emit, log_final, la):
+    """Forward pass of the two-state restricted HMM, in log space.
+
+    Fills ``la[t, k]``, the log total weight of the paths of steps ``0 .. t``
+    ending in ``k`` (emission of ``t`` included), and returns the log total
+    weight of all ``2^L`` paths, final factor included. All weights are
+    predictive probabilities (finite logs), so log space needs no scaling.
+    """
+    L = log_emit.shape[0]
+    la[0, 0] = log_init[0] + log_emit[0, 0]
+    la[0, 1] = log_init[1] + log_emit[0, 1]
+    for t in range(1, L):
+        for k in range(2):
+            la[t, k] = _log_add(la[t - 1, 0] + log_trans[0, k],
+                                la[t - 1, 1] + log_trans[1, k]) + log_emit[t, k]
+    return _log_add(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1])
+
+
+@njit(cache=True)
+def _two_state_backward(log_trans, log_final, la, rng, path):
+    """Draw a path from the restricted HMM given its forward messages ``la``."""
+    L = la.shape[0]
+    v0 = la[L - 1, 0] + log_final[0]
+    v1 = la[L - 1, 1] + log_final[1]
+    k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+    path[L - 1] = k
+    for t in range(L - 2, -1, -1):
+        v0 = la[t, 0] + log_trans[0, k]
+        v1 = la[t, 1] + log_trans[1, k]
+        k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+        path[t] = k
+
+
+@njit(cache=True)
+def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
+               early_stop, rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts):
+    """Split-merge trials ``start .. n_trials - 1``; stop early when no label is free.
+
+    Returns the number of trials done (``n_trials`` unless the caller must
+    grow the seating and resume). ``counts`` accumulates splits tried and
+    accepted, merges tried and accepted, merges rejected early.
+    """
+    T = x.shape[0]
+    occ = s.occ
+    log_init = np.empty(2)
+    log_trans = np.empty((2, 2))
+    log_final = np.empty(2)
+    for trial in range(start, n_trials):
+        if free_label(s, 1) < 0:
+            return trial
+        # ---- 1. pair, threshold, fragments in random order ----
+        t1 = min(int(rng.random() * T), T - 1)
+        t2 = min(int(rng.random() * (T - 1)), T - 2)
+        if t2 >= t1:
+            t2 += 1
+        u = rng.random()
+        log_u = math.log(u) if u > 0.0 else -np.inf
+        a = x[t2]
+        b = x[t1]
+        split = a == b
+        U = _find_fragments(x, seq_first, t1, t2, a, b, fb, fe)
+        for i in range(U):
+            order[i] = i
+        for i in range(U - 1, 0, -1):
+            j = min(int(rng.random() * (i + 1)), i)
+            tmp = order[i]
+            order[i] = order[j]
+            order[j] = tmp
+        # t1's own customers: the transitions from t1 - 1 (restaurant 0 at a
+        # sequence start) and to t1 + 1, unless that neighbour is a fragment
+        # step (then the fragment's remove_seq / add_seq handles it)
+        has_in = seq_first[t1] or not (t1 - 1 != t2 and (x[t1 - 1] == a or x[t1 - 1] == b))
+        j_in = 0 if seq_first[t1] else x[t1 - 1]
+        has_out = not seq_last[t1] and (t1 + 1 == t2 or (x[t1 + 1] != a and x[t1 + 1] != b))
+        k_out = x[t1 + 1] if has_out else -1
+
+        # ---- 2. remove F_U .. F_1 (q_old of a merge on the way), then t1 ----
+        clear_log(s)
+        log_r_old = 0.0
+        log_q_old = 0.0
+        for i in range(U - 1, -1, -1):
+            f = order[i]
+            fb_, fe_ = fb[f], fe[f]
+            L = fe_ - fb_
+            prev = 0 if seq_first[fb_] else x[fb_ - 1]
+            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
+            for l in range(L):
+                xsave[fb_ + l] = x[fb_ + l]
+            log_r_old += remove_seq(s, stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
+            if not split:
+                le = emit_buf[:L]
+                pth = path_buf[:L]
+                _restricted_hmm(s, stats, Y, fb_, L, prev, nxt, b, a, fam, hyp,
+                                log_init, log_trans, le, log_final)
+                for l in range(L):
+                    pth[l] = 0 if x[fb_ + l] == b else 1
+                log_z = _two_state_forward(log_init, log_trans, le, log_final, fwd_buf[:L])
+                log_q_old += path_log_weight(log_init, log_trans, le, log_final, pth) - log_z
+        xsave[t1] = b
+        update(fam, stats[b], Y[t1], -1.0)
+        occ[b] -= 1
+        log_r_old += log_pred(fam, stats[b], hyp, Y[t1])
+        if has_in:
+            remove_customer(s, j_in, b, rng)
+            log_r_old += math.log(get_prob(s, j_in, b))
+        if has_out:
+            remove_customer(s, b, k_out, rng)
+            log_r_old += math.log(get_prob(s, b, k_out))
+
+        # ---- 3. t1 with its new label, then F_1 .. F_U ----
+        if split:
+            c = free_label(s, 1)
+        else:
+            c = a
+        x[t1] = c
+        log_r_new = log_pred(fam, stats[c], hyp, Y[t1])
+        update(fam, stats[c], Y[t1], 1.0)
+        occ[c] += 1
+        if has_out:
+            log_r_new += math.log(get_prob(s, c, k_out))
+            add_customer(s, c, k_out, rng)
+        if has_in:
+            log_r_new += math.log(get_prob(s, j_in, c))
+            add_customer(s, j_in, c, rng)
+        log_q_new = 0.0
+        n_added = U
+        for i in range(U):
+            f = order[i]
+            fb_, fe_ = fb[f], fe[f]
+            L = fe_ - fb_
+            prev = 0 if seq_first[fb_] else x[fb_ - 1]
+            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
+            if split:
+                le = emit_buf[:L]
+                pth = path_buf[:L]
+                _restricted_hmm(s, stats, Y, fb_, L, prev, nxt, c, a, fam, hyp,
+                                log_init, log_trans, le, log_final)
+                log_z = _two_state_forward(log_init, log_trans, le, log_final, fwd_buf[:L])
+                _two_state_backward(log_trans, log_final, fwd_buf[:L], rng, pth)
+                log_q_new += path_log_weight(log_init, log_trans, le, log_final, pth) - log_z
+                for l in range(L):
+                    x[fb_ + l] = c if pth[l] == 0 else a
+            else:
+                # the factors still to come are probabilities (<= 1) for
+                # discrete emissions: the final ratio cannot exceed this one
+                if early_stop and log_r_new - log_r_old + log_q_old <= log_u:
+                    n_added = i
+                    counts[_EARLY] += 1
+                    break
+                for l in range(L):
+                    x[fb_ + l] = a
+            log_r_new += add_seq(s, stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
+
+        # ---- 4. accept, or restore the exact old state ----
+        log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
+        accept = n_added == U and log_u < log_ratio
+        if split:
+            counts[_N_SPLIT] += 1
+        else:
+            counts[_N_MERGE] += 1
+        if accept:
+            clear_log(s)
+            if split:
+                counts[_ACC_SPLIT] += 1
+            else:
+                counts[_ACC_MERGE] += 1
+        else:
+            undo(s)
+            update(fam, stats[c], Y[t1], -1.0)
+            occ[c] -= 1
+            update(fam, stats[b], Y[t1], 1.0)
+            occ[b] += 1
+            x[t1] = b
+            for i in range(U):
+                f = order[i]
+                fb_, fe_ = fb[f], fe[f]
+                if i < n_added:
+                    move_emissions(s, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam)
+                    for t in range(fb_, fe_):
+                        x[t] = xsave[t]
+                else:
+                    for t in range(fb_, fe_):
+                        update(fam, stats[x[t]], Y[t], 1.0)
+                        occ[x[t]] += 1
+    return n_trials
+
+
+def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
+    """Run ``n_trials`` split-merge trials on a collapsed state.
+
+    Parameters
+    ----------
+    state : sk_ihmm.samplers._collapsed.CollapsedState
+        Chain state, modified in place (arrays may be replaced when grown).
+    problem : sk_ihmm._chain.Problem
+        Data, sequence boundaries and emission kernels.
+    n_trials : int
+        Number of trials.
+    rng : numpy.random.Generator
+        Source of every random draw.
+    early_stop : bool or None, default=None
+        Stop a merge as soon as its partial acceptance ratio falls below the
+        threshold. ``None`` enables it exactly when it is valid: for
+        categorical emissions, whose predictive probabilities are ``<= 1``.
+
+    Returns
+    -------
+    counts : ndarray of shape (5,), int64
+        Splits tried, splits accepted, merges tried, merges accepted, merges
+        rejected early.
+    """
+    counts = np.zeros(5, np.int64)
+    T = state.x.shape[0]
+    if n_trials <= 0 or T < 2:
+        return counts
+    if early_stop is None:
+        early_stop = problem.fam == Categorical.code
+    fb = np.empty(T, np.int64)
+    fe = np.empty(T, np.int64)
+    order = np.empty(T, np.int64)
+    xsave = np.empty(T, np.int64)
+    emit_buf = np.empty((T, 2))
+    fwd_buf = np.empty((T, 2))
+    path_buf = np.empty(T, np.int64)
+    done = 0
+    while done < n_trials:
+        # <= T customers and tables at any time, <= 2 T logged operations
+        state.ensure_capacity(labels=2, tables=T, log=2 * T + 8)
+        done = _sm_trials(
+            state.seating, state.stats, state.x, problem.Y, problem.seq_first,
+            problem.seq_last, int(n_trials), done, problem.fam, problem.hyp,
+            bool(early_stop), rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts,
+        )
+    return counts
+
+
+def init(problem, x0, rng):
+    """Initial state: seat the labelled sequence ``x0``."""
+    return init_collapsed(problem, x0, rng)
+
+
+def _options(problem):
+    base = problem.options.get("base_sampler")
+    base = DEFAULT_BASE_SAMPLER if base is None else str(base)
+    if base != "none" and base not in _BASE_STEPS:
+        raise ValueError(
+            f"base_sampler must be one of {sorted(_BASE_STEPS) + ['none']}, got {base!r}."
+        )
+    trials = problem.options.get("split_merge_trials")
+    trials = DEFAULT_TRIALS if trials is None else int(trials)
+    if trials < 0:
+        raise ValueError(f"split_merge_trials must be >= 0, got {trials}.")
+    return base, trials
+
+
+def step(state, problem, rng):
+    """One sweep: a base-sampler sweep, the split-merge trials, hyperparameters.
+
+    Returns
+    -------
+    info : dict
+        ``accept_rate`` of the base sampler (``nan`` for ``"none"``) and its
+        other statistics, ``split_accept`` and ``merge_accept`` (accepted
+        fraction of the splits / merges tried in this sweep, ``nan`` when none
+        was tried).
+    """
+    base, trials = _options(problem)
+    info = {"accept_rate": np.nan}
+    if base != "none":
+        # the base sweep leaves the concentrations alone; they are resampled
+        # once, after the split-merge trials
+        info.update(_BASE_STEPS[base](state, problem._replace(resample=(False, False, False)), rng))
+    counts = split_merge_moves(state, problem, trials, rng)
+    finish_sweep(state, problem, rng)
+    n_split, n_merge = counts[_N_SPLIT], counts[_N_MERGE]
+    info["split_accept"] = counts[_ACC_SPLIT] / n_split if n_split else np.nan
+    info["merge_accept"] = counts[_ACC_MERGE] / n_merge if n_merge else np.nan
+    return info

@@ -1,0 +1,216 @@
+"""split_merge samples the exact HCRP-HMM posterior over partitions.
+
+Split-merge moves alone (``base_sampler="none"``) are irreducible on the
+partitions: from any partition, a merge of the block of ``t1`` into the block
+of ``t2`` (any ``t1``, ``t2`` in different blocks) has positive probability,
+so the one-block partition is reached by merges; from the one-block
+partition, any partition ``{P_1, ..., P_K}`` is built by ``K - 1`` splits
+(split ``P_1`` off with ``t1`` in ``P_1`` and ``t2`` outside it, then
+``P_2`` off the rest, ...), since a split allocates every fragment to either
+side with positive probability. The seating is re-drawn for every customer
+touched by a move, and every customer is touched by some ``(t1, t2)``.
+Rejections make the chain aperiodic. The chains start from two states, so
+the partitions with more states are reached only through splits that create
+a state, and the one-block partition only through merges that remove one
+(checked by ``test_moves_create_and_remove_states``).
+
+The exact-posterior cases cover split-merge alone and combined with a base
+sampler, categorical and Gaussian emissions, one sequence and several,
+fixed and resampled concentrations and the sticky ``kappa``.
+"""
+
+import copy
+import itertools
+
+import numpy as np
+import pytest
+
+from sampler_harness import check_exact, make_problem, tiny_data
+from sk_ihmm import _hcrp
+from sk_ihmm._chain import run_chain
+from sk_ihmm.emissions import Gaussian, update
+from sk_ihmm.samplers import get_sampler
+from sk_ihmm._messages import path_log_weight
+from sk_ihmm.samplers._split_merge import (_two_state_backward, _two_state_forward,
+                                           split_merge_moves)
+
+ALONE = {"base_sampler": "none", "split_merge_trials": 3}
+
+CASES = [
+    # split-merge moves alone
+    dict(kind="categorical", lengths=(5,), options=ALONE),
+    dict(kind="gaussian", lengths=(5,), options=ALONE),
+    dict(kind="categorical", lengths=(2, 3), alpha=0.5, options=ALONE),
+    dict(kind="gaussian", lengths=(2, 3), alpha=0.5, gamma=2.0, options=ALONE),
+    dict(kind="categorical", lengths=(6,), alpha=0.5, gamma=0.7, options=ALONE),
+    dict(kind="categorical", lengths=(5,), kappa=2.0, options=ALONE),
+    dict(kind="gaussian", lengths=(1, 4), kappa=1.5, options=ALONE),
+    dict(kind="categorical", lengths=(5,), resample=(True, True, False), options=ALONE),
+    dict(kind="gaussian", lengths=(2, 3), resample=(True, True, False), options=ALONE),
+    dict(kind="categorical", lengths=(4,), kappa=1.0, resample=(True, True, True), options=ALONE),
+    # combined with a base sampler
+    dict(kind="categorical", lengths=(5,), kappa=2.0,
+         options={"base_sampler": "rcd_gibbs", "split_merge_trials": 2}),
+    dict(kind="gaussian", lengths=(2, 3), resample=(True, True, False),
+         options={"base_sampler": "rcd_gibbs", "split_merge_trials": 1}),
+    dict(kind="categorical", lengths=(1, 4), kappa=1.0, resample=(True, True, True),
+         options={"base_sampler": "rcd_beam", "block_size": 2, "split_merge_trials": 3}),
+]
+
+
+def _case_id(case):
+    opts = case["options"]
+    rest = "-".join(f"{k}={v}" for k, v in case.items() if k != "options")
+    return f"{opts['base_sampler']}-{rest}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_split_merge_exact(case):
+    check_exact("split_merge", n_sweeps=15000, **case)
+
+
+def test_moves_create_and_remove_states():
+    """From two states, split-merge alone reaches every number of states 1..T."""
+    family, Y, dim = tiny_data("categorical", [5])
+    prob = make_problem(family, Y, dim, [5], 1.0, 1.0, 0.0, (False, False, False), ALONE)
+    x0 = np.array([1, 2, 1, 2, 1], np.int64)
+    out = run_chain("split_merge", prob, x0, 0, 3000, 1, np.random.SeedSequence(1))
+    tr = out["trace"]
+    assert set(np.unique(tr["n_states"])) == {1, 2, 3, 4, 5}
+    assert np.nanmean(tr["split_accept"]) > 0 and np.nanmean(tr["merge_accept"]) > 0
+    assert np.all(np.isnan(tr["accept_rate"]))
+
+
+def _canonical(state):
+    """Labels, counts and the multiset of tables of every (restaurant, dish)
+    pair -- the seating up to the table-slot numbering."""
+    s = state.seating
+    C = s.n.shape[0]
+    tables = {}
+    for j in range(C):
+        for k in range(C):
+            t, sizes = s.head[j, k], []
+            while t >= 0:
+                sizes.append((int(s.tsize[t]), int(s.tover[t])))
+                t = s.tnext[t]
+            if sizes:
+                tables[(j, k)] = sorted(sizes)
+    return (state.x.tolist(), s.n.tolist(), s.m.tolist(), s.o.tolist(), s.occ.tolist(),
+            int(s.scal[_hcrp._M_TOT]), int(s.scal[_hcrp._K]), tables)
+
+
+def _moments(prob, state):
+    """Emission statistics without the Gaussian predictive cache (columns 3..)."""
+    return state.stats[:, :3] if prob.emission.name == "gaussian" else state.stats
+
+
+def _seated_state(kind, seed, T=30, K=4, kappa=1.0):
+    rng = np.random.default_rng(seed)
+    lengths = [3, T - 13, 10]
+    family, _, dim = tiny_data(kind, [1])
+    if kind == "categorical":
+        Y = rng.integers(0, 3, (T, 1)).astype(float)
+    else:
+        Y = rng.normal(size=(T, 1))
+    prob = make_problem(family, Y, dim, lengths, 1.0, 1.0, kappa, (False, False, False), ALONE)
+    state = get_sampler("split_merge").init(prob, rng.integers(1, K + 1, T), rng)
+    return prob, state
+
+
+@pytest.mark.parametrize("kind", ["categorical", "gaussian"])
+def test_rejection_restores_exact_state(kind):
+    """A rejected trial leaves labels, counts, statistics and tables unchanged;
+    every trial leaves a consistent seating."""
+    prob, state = _seated_state(kind, 0)
+    n_rejected = 0
+    for seed in range(300):
+        before, moments = _canonical(state), _moments(prob, state).copy()
+        counts = split_merge_moves(state, prob, 1, np.random.default_rng(seed))
+        _hcrp.check_invariants(state.seating, state.x, prob.seq_first)
+        stats = np.zeros_like(state.stats)
+        for t in range(state.x.shape[0]):
+            update(prob.fam, stats[state.x[t]], prob.Y[t], 1.0)
+        np.testing.assert_allclose(_moments(prob, state), stats[:, :moments.shape[1]], atol=1e-9)
+        if counts[1] + counts[3] == 0:
+            n_rejected += 1
+            assert _canonical(state) == before
+            np.testing.assert_allclose(_moments(prob, state), moments, atol=1e-12)
+    assert 0 < n_rejected < 300
+
+
+def test_early_rejection_matches_full_evaluation():
+    """Categorical emissions: stopping a merge early gives the decision (and
+    the state) of the complete evaluation, trial by trial -- on labels that
+    fit the data (merges stopped early) and on random labels (merges often
+    accepted)."""
+    rng = np.random.default_rng(1)
+    T = 60
+    family, _, dim = tiny_data("categorical", [1])
+    Y = (np.arange(T) % 3)[:, None].astype(float)
+    Y[rng.random(T) < 0.1] = 0.0
+    prob = make_problem(family, Y, dim, [20, 40], 1.0, 1.0, 0.5, (False, False, False), ALONE)
+    fitted = get_sampler("split_merge").init(prob, (np.arange(T) % 3 + 1).astype(np.int64), rng)
+    total = np.zeros(5, np.int64)
+    for prob, state in [(prob, fitted), _seated_state("categorical", 1, K=8)]:
+        for seed in range(200):
+            full, early = copy.deepcopy(state), copy.deepcopy(state)
+            c_full = split_merge_moves(full, prob, 1, np.random.default_rng(seed), early_stop=False)
+            c_early = split_merge_moves(early, prob, 1, np.random.default_rng(seed),
+                                        early_stop=True)
+            assert np.array_equal(c_full[:4], c_early[:4])
+            assert _canonical(full) == _canonical(early)
+            np.testing.assert_allclose(full.stats, early.stats, atol=1e-12)
+            total += c_early
+    assert total[4] > 50 and total[3] > 20 and total[1] > 0
+
+
+def test_early_rejection_invalid_for_densities():
+    """Gaussian predictive densities exceed 1, so the partial ratio of a merge
+    can rise again: forcing the early stop changes decisions (which is why it
+    is only enabled for categorical emissions)."""
+    rng = np.random.default_rng(2)
+    T = 30
+    family = Gaussian(mu0=0.0, lambda0=1.0, a0=3.0, b0=0.001)
+    Y = (np.where(np.arange(T) % 3 == 0, 0.0, 0.05) + 0.002 * rng.standard_normal(T))[:, None]
+    prob = make_problem(family, Y, 1, [T], 1.0, 1.0, 0.0, (False, False, False), ALONE)
+    x0 = (np.arange(T) % 3 == 0).astype(np.int64) + 1 + 2 * (np.arange(T) % 2)
+    differ = 0
+    for seed in range(200):
+        full = get_sampler("split_merge").init(prob, x0, np.random.default_rng(0))
+        early = get_sampler("split_merge").init(prob, x0, np.random.default_rng(0))
+        split_merge_moves(full, prob, 1, np.random.default_rng(seed), early_stop=False)
+        split_merge_moves(early, prob, 1, np.random.default_rng(seed), early_stop=True)
+        differ += _canonical(full) != _canonical(early)
+    assert differ > 0
+
+
+@pytest.mark.parametrize("L", [1, 2, 4])
+def test_two_state_kernels_match_enumeration(L):
+    """The restricted FFBS: log normaliser and path frequencies by enumeration."""
+    rng = np.random.default_rng(L)
+    log_init = np.log(rng.random(2))
+    log_trans = np.log(rng.random((2, 2)))
+    log_emit = 3.0 * rng.standard_normal((L, 2))
+    log_final = np.log(rng.random(2))
+    la = np.empty((L, 2))
+    log_z = _two_state_forward(log_init, log_trans, log_emit, log_final, la)
+    paths = [np.array(p, np.int64) for p in itertools.product([0, 1], repeat=L)]
+    lw = np.array([path_log_weight(log_init, log_trans, log_emit, log_final, p) for p in paths])
+    assert np.isclose(log_z, np.logaddexp.reduce(lw))
+    n = 20000
+    freq = np.zeros(len(paths))
+    out = np.empty(L, np.int64)
+    for _ in range(n):
+        _two_state_backward(log_trans, log_final, la, rng, out)
+        freq[int("".join(map(str, out)), 2)] += 1
+    assert np.abs(freq / n - np.exp(lw - log_z)).max() < 0.015
+
+
+def test_options_validated():
+    family, Y, dim = tiny_data("categorical", [3])
+    rng = np.random.default_rng(0)
+    for bad in ({"base_sampler": "pgas"}, {"split_merge_trials": -1}):
+        prob = make_problem(family, Y, dim, [3], 1.0, 1.0, 0.0, (False, False, False), bad)
+        state = get_sampler("split_merge").init(prob, np.ones(3, np.int64), rng)
+        with pytest.raises(ValueError):
+            get_sampler("split_merge").step(state, prob, rng)
