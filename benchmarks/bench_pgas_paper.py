@@ -84,7 +84,7 @@ sys.path.insert(0, HERE)
 
 from bench_ffbs_reference import (  # noqa: E402
     _gaussian_log_emission, ffbs, ffbs_ms_per_pass, random_gaussian_hmm)
-from sk_ihmm._chain import Problem  # noqa: E402
+from sk_ihmm import _chain  # noqa: E402
 from sk_ihmm.datasets import make_gaussian_hmm  # noqa: E402
 from sk_ihmm.emissions import Gaussian  # noqa: E402
 from sk_ihmm.metrics import normalized_mutual_information  # noqa: E402
@@ -110,21 +110,9 @@ COLORS = {"pgas": "tab:blue", "rcd_beam": "tab:orange", "rcd_gibbs": "tab:green"
 
 def make_problem(X, sticky, options, prior="weak"):
     """Problem for 1-d Gaussian data; sticky: kappa0=1 resampled, else kappa=0."""
-    fam = Gaussian(**PRIORS[prior])
-    lp, up, sp, pl = fam.kernels
-    n = X.shape[0]
-    first = np.zeros(n, bool)
-    first[0] = True
-    last = np.zeros(n, bool)
-    last[-1] = True
-    return Problem(
-        Y=np.ascontiguousarray(X, float), seq_first=first, seq_last=last, emission=fam,
-        fam=fam.code, hyp=fam._hyp(1), dim=1, n_stats=fam._n_stats(1), log_pred=lp,
-        update=up, sample_param=sp, param_loglik=pl,
-        conc0=(1.0, 1.0, 1.0 if sticky else 0.0),
-        priors=((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)),
-        resample=(True, True, bool(sticky)), options=dict(options),
-    )
+    return _chain.make_problem(Gaussian(**PRIORS[prior]), X, 1,
+                               conc0=(1.0, 1.0, 1.0 if sticky else 0.0),
+                               resample=(True, True, bool(sticky)), options=options)
 
 
 def ffbs_cpu_ms_per_pass(n, K, n_repeat=21, seed=0):

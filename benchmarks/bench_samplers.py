@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from bench_ffbs_reference import ffbs_ms_per_pass  # noqa: E402
-from sk_ihmm._chain import Problem  # noqa: E402
+from sk_ihmm._chain import make_problem  # noqa: E402
 from sk_ihmm.datasets import make_gaussian_hmm  # noqa: E402
 from sk_ihmm.emissions import Gaussian  # noqa: E402
 from sk_ihmm.metrics import normalized_mutual_information  # noqa: E402
@@ -39,20 +39,8 @@ from sk_ihmm.samplers import SAMPLERS, get_sampler  # noqa: E402
 
 
 def gaussian_problem(X, kappa=0.0, kappa_prior=False, options=None):
-    fam = Gaussian()
-    lp, up, sp, pl = fam.kernels
-    T = X.shape[0]
-    first = np.zeros(T, bool)
-    first[0] = True
-    last = np.zeros(T, bool)
-    last[-1] = True
-    return Problem(
-        Y=np.ascontiguousarray(X, float), seq_first=first, seq_last=last, emission=fam, fam=fam.code,
-        hyp=fam._hyp(1), dim=1, n_stats=fam._n_stats(1), log_pred=lp, update=up,
-        sample_param=sp, param_loglik=pl, conc0=(1.0, 1.0, kappa),
-        priors=((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)),
-        resample=(True, True, bool(kappa_prior)), options=dict(options or {}),
-    )
+    return make_problem(Gaussian(), X, 1, conc0=(1.0, 1.0, kappa),
+                        resample=(True, True, bool(kappa_prior)), options=options)
 
 
 def run(sampler, X, truth, k_true, budget, k_init, seed=0, kappa=0.0, options=None):

@@ -51,7 +51,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from sk_ihmm._chain import Problem  # noqa: E402
+from sk_ihmm._chain import make_problem  # noqa: E402
 from sk_ihmm._particle import initial_labels  # noqa: E402
 from sk_ihmm.datasets import make_sequence1  # noqa: E402
 from sk_ihmm.emissions import Categorical  # noqa: E402
@@ -84,19 +84,7 @@ def sequence1_problem(n_timesteps=500, options=None):
     X, truth = make_sequence1(n_timesteps)
     fam = Categorical(concentration=0.5)
     n_symbols = 5
-    lp, up, sp, pl = fam.kernels
-    T = X.shape[0]
-    first = np.zeros(T, bool)
-    first[0] = True
-    last = np.zeros(T, bool)
-    last[-1] = True
-    prob = Problem(
-        Y=np.ascontiguousarray(X, float), seq_first=first, seq_last=last, emission=fam,
-        fam=fam.code, hyp=fam._hyp(n_symbols), dim=n_symbols, n_stats=fam._n_stats(n_symbols),
-        log_pred=lp, update=up, sample_param=sp, param_loglik=pl, conc0=(1.0, 1.0, 0.0),
-        priors=((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)), resample=(True, True, False),
-        options=dict(options or {}),
-    )
+    prob = make_problem(fam, X, n_symbols, options=options)
     return prob, truth, mutual_information(truth, X.ravel())
 
 

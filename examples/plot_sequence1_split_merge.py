@@ -27,7 +27,7 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sk_ihmm._chain import Problem
+from sk_ihmm._chain import make_problem
 from sk_ihmm.datasets import make_sequence1
 from sk_ihmm.emissions import Categorical
 from sk_ihmm.metrics import mutual_information
@@ -38,21 +38,11 @@ BUDGET = 1.5        # CPU seconds per chain
 
 X, truth = make_sequence1(500)
 family = Categorical(concentration=0.5)
-log_pred, update, sample_param, param_loglik = family.kernels
-T = X.shape[0]
-first, last = np.zeros(T, bool), np.zeros(T, bool)
-first[0] = last[-1] = True
 
 
 def problem(options):
     """Categorical emissions, alpha and gamma resampled under Gamma(1, 1)."""
-    return Problem(
-        Y=X.astype(float), seq_first=first, seq_last=last, emission=family, fam=family.code,
-        hyp=family._hyp(5), dim=5, n_stats=family._n_stats(5), log_pred=log_pred,
-        update=update, sample_param=sample_param, param_loglik=param_loglik,
-        conc0=(1.0, 1.0, 0.0), priors=((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)),
-        resample=(True, True, False), options=options,
-    )
+    return make_problem(family, X, 5, options=options)
 
 
 samplers = {

@@ -24,13 +24,47 @@ Problem = namedtuple(
         "hyp",          # float64 hyperparameters of the emission kernels
         "dim",          # family dimension (symbols or features)
         "n_stats",      # length of a row of sufficient statistics
-        "log_pred", "update", "sample_param", "param_loglik",  # numba kernels
         "conc0",        # (alpha, gamma, kappa) starting values
         "priors",       # ((a, b) for alpha, gamma, kappa)
         "resample",     # (bool, bool, bool): which concentrations to resample
         "options",      # dict of sampler options
     ],
 )
+
+_UNIT_PRIORS = ((1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
+
+
+def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UNIT_PRIORS,
+                 resample=(True, True, False), options=None):
+    """Build a :class:`Problem` from validated observations.
+
+    Parameters
+    ----------
+    family : EmissionFamily
+    Y : ndarray of shape (n_timesteps, n_features)
+        Observations of all sequences, concatenated.
+    dim : int
+        Family dimension (alphabet size or number of features).
+    lengths : sequence of int or None
+        Sequence lengths (``None``: one sequence).
+    conc0, priors, resample, options
+        Starting ``(alpha, gamma, kappa)``, their Gamma (shape, rate) priors,
+        which of them to resample, and the sampler options.
+    """
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    T = Y.shape[0]
+    ends = np.cumsum([T] if lengths is None else lengths)
+    first = np.zeros(T, bool)
+    first[np.concatenate([[0], ends[:-1]])] = True
+    last = np.zeros(T, bool)
+    last[ends - 1] = True
+    return Problem(
+        Y=Y, seq_first=first, seq_last=last, emission=family, fam=family.code,
+        hyp=family._hyp(dim), dim=dim, n_stats=family._n_stats(dim),
+        conc0=tuple(float(c) for c in conc0), priors=priors,
+        resample=tuple(bool(r) for r in resample), options=dict(options or {}),
+    )
+
 
 #: A kept posterior sample in compact form. Index 0 of ``n``, ``m``, ``o`` is
 #: the start restaurant; state ``i`` of the kept label sequence (0-based) is

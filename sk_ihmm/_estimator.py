@@ -18,7 +18,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _messages
-from ._chain import Problem, run_chain
+from ._chain import make_problem, run_chain
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
 from .emissions import EmissionFamily, log_emission_matrix, make_emission
@@ -285,8 +285,7 @@ class InfiniteHMM(BaseEstimator):
         first, last = _boundary_flags(Y.shape[0], starts, lens)
         return family, Y, starts, lens, first, last
 
-    def _problem(self, family, Y, first, last, dim):
-        log_pred, update, sample_param, param_loglik = family.kernels
+    def _problem(self, family, Y, lens, dim):
         resample = bool(self.resample_hyperparameters)
         kappa_prior = (1.0, 1.0) if self.kappa_prior is None else _prior_pair(self.kappa_prior, "kappa_prior")
         priors = (
@@ -301,12 +300,8 @@ class InfiniteHMM(BaseEstimator):
             "n_particles": self.n_particles,
             "proposal": self.proposal,
         }
-        return Problem(
-            Y=Y, seq_first=first, seq_last=last, emission=family, fam=family.code, hyp=family._hyp(dim), dim=dim,
-            n_stats=family._n_stats(dim), log_pred=log_pred, update=update,
-            sample_param=sample_param, param_loglik=param_loglik,
-            conc0=(float(self.alpha), float(self.gamma), float(self.kappa)),
-            priors=priors,
+        return make_problem(
+            family, Y, dim, lens, conc0=(self.alpha, self.gamma, self.kappa), priors=priors,
             resample=(resample, resample, resample and self.kappa_prior is not None),
             options=options,
         )
@@ -343,10 +338,10 @@ class InfiniteHMM(BaseEstimator):
             family = self.emission
         family._validate_params()
         self._family = family
-        family, Y, starts, lens, first, last = self._check_data(X, lengths, sequence_ids, reset=True)
+        family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
         dim = family._dim(Y) if family.name != "categorical" else family._resolve_n_symbols(Y)
         self._dim = dim
-        problem = self._problem(family, Y, first, last, dim)
+        problem = self._problem(family, Y, lens, dim)
         root = _seed_sequence(self.random_state)
         seeds = root.spawn(self.n_chains)
         x0 = self._initializer(problem)

@@ -13,7 +13,8 @@ indicators of the most probable partitions and the number of states).
 import numpy as np
 
 from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshold
-from sk_ihmm._chain import Problem, run_chain
+from sk_ihmm import _chain
+from sk_ihmm._chain import run_chain
 from sk_ihmm.emissions import Categorical, Gaussian
 
 
@@ -29,19 +30,8 @@ def tiny_data(kind, lengths, seed=0):
 
 def make_problem(family, Y, dim, lengths, alpha, gamma, kappa, resample, options=None,
                  priors=((2.0, 2.0), (2.0, 2.0), (2.0, 2.0))):
-    T = Y.shape[0]
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    first = np.zeros(T, bool)
-    first[starts] = True
-    last = np.zeros(T, bool)
-    last[np.cumsum(lengths) - 1] = True
-    lp, up, sp, pl = family.kernels
-    return Problem(
-        Y=np.ascontiguousarray(Y, float), seq_first=first, seq_last=last, emission=family, fam=family.code,
-        hyp=family._hyp(dim), dim=dim, n_stats=family._n_stats(dim), log_pred=lp, update=up,
-        sample_param=sp, param_loglik=pl, conc0=(alpha, gamma, kappa), priors=priors,
-        resample=resample, options=dict(options or {}),
-    )
+    return _chain.make_problem(family, Y, dim, lengths, conc0=(alpha, gamma, kappa),
+                               priors=priors, resample=resample, options=options)
 
 
 def _iat(x):
