@@ -21,9 +21,9 @@ pool of table slots. Every change goes through :func:`add_customer` /
 the *exact* previous seating (re-adding the old customers would not — Makino
 et al. 2011, Section 3).
 
-All arrays live in the :class:`Seating` named tuple so numba kernels take one
-argument. Capacities grow by doubling in Python (:func:`grow`); kernels
-report, never overflow.
+All arrays live in the :class:`Seating` named tuple, which sampler kernels take
+as one argument and unpack once (see the note above the kernels). Capacities
+grow by doubling in Python (:func:`grow`); kernels report, never overflow.
 """
 
 from collections import namedtuple
@@ -156,109 +156,106 @@ def _in_use_mask(s):
 
 # --------------------------------------------------------------------------
 # numba kernels
+#
+# Every kernel takes the seating *unpacked*: the thirteen arrays of
+# :class:`Seating` in field order, written ``n, m, o, nj, mk, occ, head,
+# tsize, tnext, tover, log, conc, scal`` (a sampler kernel unpacks its
+# ``Seating`` argument once, ``n, m, ..., scal = s``). Numba takes a
+# reference count (an atomic increment and decrement) every time it reads a
+# field of a named tuple; inside a loop that also calls other compiled
+# functions it cannot elide them, and they cost about 20 ns per read -- more
+# than the table arithmetic. Plain array arguments of inlined functions cost
+# nothing. From Python, ``add_customer(*s, j, k, rng)`` does the same.
 # --------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def base_prob(s, k):
-    """Root predictive of dish ``k``: M_k/(M+gamma), or gamma/(M+gamma) if unserved."""
-    g = s.conc[1]
-    mt = s.scal[_M_TOT]
-    if s.mk[k] > 0:
-        return s.mk[k] / (mt + g)
-    return g / (mt + g)
-
-
-@njit(cache=True, inline="always")
-def pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, j, k):
-    """:func:`get_prob` on unpacked arrays, for loops over many ``(j, k)``
-    (numba pays a reference-count round trip per named-tuple field access)."""
-    if mk[k] > 0:
-        p0 = mk[k] / (m_tot + gamma)
-    else:
-        p0 = gamma / (m_tot + gamma)
-    kj = kappa if j > 0 else 0.0
-    num = n[j, k] + alpha * p0
-    if j == k:
-        num += kj
-    return num / (nj[j] + alpha + kj)
-
-
-@njit(cache=True, inline="always")
-def get_prob(s, j, k):
+def get_prob(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, j, k):
     """Predictive probability that a new customer of restaurant ``j`` eats ``k``.
 
     Makino et al. Eq. (31)-(32) with the sticky term: a dish with no root
     customer is treated as a new dish of the root.
     """
-    return pred_prob(s.n, s.nj, s.mk, s.scal[_M_TOT], s.conc[0], s.conc[1], s.conc[2], j, k)
+    return pred_prob(n[j, k], nj[j], mk[k], scal[_M_TOT], conc[0], conc[1], conc[2], j, k)
 
 
 @njit(cache=True, inline="always")
-def _log_op(s, op, j, k, t):
-    i = s.scal[_N_LOG]
-    s.log[i, 0] = op
-    s.log[i, 1] = j
-    s.log[i, 2] = k
-    s.log[i, 3] = t
-    s.scal[_N_LOG] = i + 1
-
-
-@njit(cache=True, inline="always")
-def _open_table(s, j, k, override):
-    t = s.scal[_FREE]
-    s.scal[_FREE] = s.tnext[t]
-    s.scal[_N_FREE] -= 1
-    s.scal[_N_TABLES] += 1
-    s.tsize[t] = 1
-    s.tover[t] = override
-    s.tnext[t] = s.head[j, k]
-    s.head[j, k] = t
-    if override:
-        s.o[j] += 1
+def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
+    """:func:`get_prob` from the counts it reads, ``n[j, k]``, ``nj[j]``,
+    ``mk[k]`` and ``M``: scalar arguments, so that loops over many ``(j, k)``
+    pay no reference counting (an inlined function binding array arguments
+    takes one count per array)."""
+    if m_k > 0:
+        p0 = m_k / (m_tot + gamma)
     else:
-        s.m[j, k] += 1
-        if s.mk[k] == 0:
-            s.scal[_K] += 1
-        s.mk[k] += 1
-        s.scal[_M_TOT] += 1
+        p0 = gamma / (m_tot + gamma)
+    kj = kappa if j > 0 else 0.0
+    num = n_jk + alpha * p0
+    if j == k:
+        num += kj
+    return num / (n_j + alpha + kj)
+
+
+@njit(cache=True, inline="always")
+def _log_op(log, scal, op, j, k, t):
+    i = scal[_N_LOG]
+    log[i, 0] = op
+    log[i, 1] = j
+    log[i, 2] = k
+    log[i, 3] = t
+    scal[_N_LOG] = i + 1
+
+
+@njit(cache=True, inline="always")
+def _open_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, override):
+    t = scal[_FREE]
+    scal[_FREE] = tnext[t]
+    scal[_N_FREE] -= 1
+    scal[_N_TABLES] += 1
+    tsize[t] = 1
+    tover[t] = override
+    tnext[t] = head[j, k]
+    head[j, k] = t
+    if override:
+        o[j] += 1
+    else:
+        m[j, k] += 1
+        if mk[k] == 0:
+            scal[_K] += 1
+        mk[k] += 1
+        scal[_M_TOT] += 1
     return t
 
 
 @njit(cache=True, inline="always")
-def _close_table(s, j, k, t):
-    # unlink t from the list of (j, k)
-    # (arrays are bound to locals before loops: attribute access of the
-    # named tuple inside a numba loop costs a reference-count round trip)
-    tnext = s.tnext
+def _close_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t):
     prev = -1
-    cur = s.head[j, k]
+    cur = head[j, k]
     while cur != t:
         prev = cur
         cur = tnext[cur]
     if prev < 0:
-        s.head[j, k] = tnext[t]
+        head[j, k] = tnext[t]
     else:
         tnext[prev] = tnext[t]
-    s.tnext[t] = s.scal[_FREE]
-    s.scal[_FREE] = t
-    s.scal[_N_FREE] += 1
-    s.scal[_N_TABLES] -= 1
-    s.tsize[t] = 0
-    if s.tover[t]:
-        s.o[j] -= 1
+    tnext[t] = scal[_FREE]
+    scal[_FREE] = t
+    scal[_N_FREE] += 1
+    scal[_N_TABLES] -= 1
+    tsize[t] = 0
+    if tover[t]:
+        o[j] -= 1
     else:
-        s.m[j, k] -= 1
-        s.mk[k] -= 1
-        s.scal[_M_TOT] -= 1
-        if s.mk[k] == 0:
-            s.scal[_K] -= 1
+        m[j, k] -= 1
+        mk[k] -= 1
+        scal[_M_TOT] -= 1
+        if mk[k] == 0:
+            scal[_K] -= 1
 
 
 @njit(cache=True, inline="always")
-def _pick_table(s, j, k, u):
+def _pick_table(head, tsize, tnext, j, k, u):
     """The table of (j, k) where the cumulative table size first exceeds ``u``
     (``0 <= u < n[j, k]``): a table drawn proportionally to its size."""
-    tsize, tnext = s.tsize, s.tnext
-    t = s.head[j, k]
+    t = head[j, k]
     acc = tsize[t]
     while acc <= u:
         t = tnext[t]
@@ -267,96 +264,92 @@ def _pick_table(s, j, k, u):
 
 
 @njit(cache=True, inline="always")
-def add_customer(s, j, k, rng):
+def add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                 j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
     Existing table with probability proportional to its size, a new override
     table with ``kappa`` (only ``j == k``), a new root table with
-    ``alpha * base_prob(k)``.
+    ``alpha * p0(k)``, ``p0`` the root predictive of dish ``k``.
     """
-    alpha = s.conc[0]
-    w_over = s.conc[2] if (j == k and j > 0) else 0.0
-    w_root = alpha * base_prob(s, k)
-    w_old = float(s.n[j, k])
+    alpha, gamma = conc[0], conc[1]
+    w_over = conc[2] if (j == k and j > 0) else 0.0
+    m_tot = scal[_M_TOT]
+    w_root = alpha * (mk[k] if mk[k] > 0 else gamma) / (m_tot + gamma)
+    w_old = float(n[j, k])
     u = rng.random() * (w_old + w_over + w_root)
-    s.n[j, k] += 1
-    s.nj[j] += 1
+    n[j, k] += 1
+    nj[j] += 1
     if u < w_old:
-        t = _pick_table(s, j, k, u)
-        s.tsize[t] += 1
-        _log_op(s, _ADD_OLD, j, k, t)
+        t = _pick_table(head, tsize, tnext, j, k, u)
+        tsize[t] += 1
+        _log_op(log, scal, _ADD_OLD, j, k, t)
     else:
-        t = _open_table(s, j, k, 1 if u < w_old + w_over else 0)
-        _log_op(s, _ADD_NEW, j, k, t)
+        t = _open_table(m, o, mk, head, tsize, tnext, tover, scal, j, k,
+                        1 if u < w_old + w_over else 0)
+        _log_op(log, scal, _ADD_NEW, j, k, t)
 
 
 @njit(cache=True, inline="always")
-def remove_customer(s, j, k, rng):
+def remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                    j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""
-    t = _pick_table(s, j, k, rng.random() * s.n[j, k])
-    s.n[j, k] -= 1
-    s.nj[j] -= 1
-    if s.tsize[t] == 1:
-        over = s.tover[t]
-        _close_table(s, j, k, t)
-        _log_op(s, _REM_LAST, j, k, over)
+    t = _pick_table(head, tsize, tnext, j, k, rng.random() * n[j, k])
+    n[j, k] -= 1
+    nj[j] -= 1
+    if tsize[t] == 1:
+        over = tover[t]
+        _close_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t)
+        _log_op(log, scal, _REM_LAST, j, k, over)
     else:
-        s.tsize[t] -= 1
-        _log_op(s, _REM_OLD, j, k, t)
+        tsize[t] -= 1
+        _log_op(log, scal, _REM_OLD, j, k, t)
 
 
 @njit(cache=True, inline="always")
-def clear_log(s):
-    s.scal[_N_LOG] = 0
+def clear_log(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal):
+    scal[_N_LOG] = 0
 
 
 @njit(cache=True)
-def undo(s):
+def undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal):
     """Undo every logged operation, newest first, and clear the log."""
-    log = s.log
-    for i in range(s.scal[_N_LOG] - 1, -1, -1):
+    for i in range(scal[_N_LOG] - 1, -1, -1):
         op = log[i, 0]
         j = log[i, 1]
         k = log[i, 2]
         t = log[i, 3]
         if op == _ADD_OLD:
-            s.tsize[t] -= 1
-            s.n[j, k] -= 1
-            s.nj[j] -= 1
+            tsize[t] -= 1
         elif op == _ADD_NEW:
-            _close_table(s, j, k, t)
-            s.n[j, k] -= 1
-            s.nj[j] -= 1
+            _close_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t)
         elif op == _REM_OLD:
-            s.tsize[t] += 1
-            s.n[j, k] += 1
-            s.nj[j] += 1
+            tsize[t] += 1
         else:
-            _open_table(s, j, k, t)  # t holds the override flag
-            s.n[j, k] += 1
-            s.nj[j] += 1
-    s.scal[_N_LOG] = 0
+            _open_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t)  # t: override flag
+        d = 1 if op >= _REM_OLD else -1
+        n[j, k] += d
+        nj[j] += d
+    scal[_N_LOG] = 0
 
 
 @njit(cache=True, inline="always")
-def is_free(s, k):
-    return s.occ[k] == 0 and s.mk[k] == 0 and s.nj[k] == 0
+def is_free(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, k):
+    return occ[k] == 0 and mk[k] == 0 and nj[k] == 0
 
 
 @njit(cache=True, inline="always")
-def free_label(s, start):
+def free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, start):
     """Smallest free label >= ``start`` (>= 1), or -1 when none is left."""
-    occ, mk, nj = s.occ, s.mk, s.nj
     for k in range(max(start, 1), occ.shape[0]):
         if occ[k] == 0 and mk[k] == 0 and nj[k] == 0:
             return k
     return -1
 
 
-@njit(cache=True)
-def n_free_labels(s):
-    occ, mk, nj = s.occ, s.mk, s.nj
+@njit(cache=True, inline="always")
+def n_free_labels(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal):
     c = 0
     for k in range(1, occ.shape[0]):
         if occ[k] == 0 and mk[k] == 0 and nj[k] == 0:
@@ -367,38 +360,41 @@ def n_free_labels(s):
 @njit(cache=True)
 def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
     """Seat the customers and emissions of a complete labelled sequence."""
+    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
-        add_customer(s, j, x[t], rng)
-        clear_log(s)
-        update(fam, stats[x[t]], Y[t], 1.0)
-        s.occ[x[t]] += 1
+        add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                     j, x[t], rng)
+        scal[_N_LOG] = 0
+        update(fam, stats, x[t], Y, t, 1.0)
+        occ[x[t]] += 1
 
 
 @njit(cache=True)
 def log_seating_prob(s):
     """log p(s): product of the CRP seating probabilities (Makino Eq. 18-20,
     with override tables weighted by kappa)."""
-    alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
-    C = s.n.shape[0]
+    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    C = n.shape[0]
     lp = 0.0
     la = math.log(alpha)
     lk = math.log(kappa) if kappa > 0 else 0.0
     for j in range(C):
-        if s.nj[j] == 0:
+        if nj[j] == 0:
             continue
         c = alpha + (kappa if j > 0 else 0.0)
-        lp += math.lgamma(c) - math.lgamma(c + s.nj[j])
+        lp += math.lgamma(c) - math.lgamma(c + nj[j])
         for k in range(C):
-            t = s.head[j, k]
+            t = head[j, k]
             while t >= 0:
-                lp += math.lgamma(s.tsize[t]) + (lk if s.tover[t] else la)
-                t = s.tnext[t]
-    mt = s.scal[_M_TOT]
-    lp += math.lgamma(gamma) - math.lgamma(gamma + mt) + s.scal[_K] * math.log(gamma)
+                lp += math.lgamma(tsize[t]) + (lk if tover[t] else la)
+                t = tnext[t]
+    mt = scal[_M_TOT]
+    lp += math.lgamma(gamma) - math.lgamma(gamma + mt) + scal[_K] * math.log(gamma)
     for k in range(C):
-        if s.mk[k] > 0:
-            lp += math.lgamma(s.mk[k])
+        if mk[k] > 0:
+            lp += math.lgamma(mk[k])
     return lp
 
 

@@ -111,11 +111,12 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
             den = pnj[p, j] + alpha + kappa_j
             mt = pmt[p]
             nk = used[p] + 1 if used[p] < C - 1 else used[p]
+            st = pst[p]   # one view per particle: views are reference-counted
             m_lw = -np.inf
             for k in range(1, nk + 1):
                 p0 = pmk[p, k] / (mt + gamma) if pmk[p, k] > 0 else gamma / (mt + gamma)
                 num = pn[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
-                lw[k] = math.log(num / den) + log_pred(fam, pst[p, k], hyp, Y[t])
+                lw[k] = math.log(num / den) + log_pred(fam, st, k, hyp, Y, t)
                 if lw[k] > m_lw:
                     m_lw = lw[k]
             s = 0.0
@@ -139,7 +140,7 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
                 pmt[p] += 1
             pn[p, j, knew] += 1
             pnj[p, j] += 1
-            update(fam, pst[p, knew], Y[t], 1.0)
+            update(fam, st, knew, Y, t, 1.0)
             if knew > used[p]:
                 used[p] = knew
             cur[p] = knew

@@ -3,18 +3,27 @@
 import numpy as np
 import pytest
 
-from sk_ihmm.emissions import Categorical, Gaussian, MultivariateGaussian, make_emission
+from sk_ihmm.emissions import (
+    Categorical,
+    Gaussian,
+    MultivariateGaussian,
+    log_pred,
+    make_emission,
+    param_loglik,
+    sample_param,
+    update,
+)
 
 
 def _sequential(family, Y, dim):
-    """log of prod_t p(y_t | y_<t) through the kernels, then remove everything."""
-    log_pred, update, _, _ = family.kernels
+    """log of prod_t p(y_t | y_<t) through the kernels (statistics in row 1
+    of a two-row table: the kernels index rows, never take views)."""
     hyp = family._hyp(dim)
-    stats = np.zeros(family._n_stats(dim))
+    stats = np.zeros((2, family._n_stats(dim)))
     total = 0.0
-    for y in Y:
-        total += log_pred(stats, hyp, y)
-        update(stats, y, 1.0)
+    for t in range(len(Y)):
+        total += log_pred(family.code, stats, 1, hyp, Y, t)
+        update(family.code, stats, 1, Y, t, 1.0)
     return total, stats, hyp
 
 
@@ -29,57 +38,56 @@ CASES = [
 def test_chain_rule_equals_marginal(family, Y, dim):
     seq, stats, hyp = _sequential(family, Y, dim)
     assert np.isclose(seq, family.log_marginal(Y, dim), rtol=1e-10, atol=1e-10)
-    assert np.isclose(family._log_marginal_stats(stats[None, :], hyp)[0], seq, rtol=1e-10)
+    assert np.isclose(family._log_marginal_stats(stats[1:], hyp)[0], seq, rtol=1e-10)
+    assert not np.any(stats[0]), "a kernel wrote outside its row"
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
 def test_remove_undoes_add(family, Y, dim):
-    log_pred, update, _, _ = family.kernels
-    hyp = family._hyp(dim)
-    stats = np.zeros(family._n_stats(dim))
-    for y in Y[:-1]:
-        update(stats, y, 1.0)
-    before = log_pred(stats.copy(), hyp, Y[-1])
-    update(stats, Y[-1], 1.0)
-    update(stats, Y[-1], -1.0)
-    assert np.isclose(log_pred(stats, hyp, Y[-1]), before, rtol=1e-10)
-    for y in Y[:-1]:
-        update(stats, y, -1.0)
-    prior = log_pred(np.zeros_like(stats), hyp, Y[0])
-    assert np.isclose(log_pred(stats, hyp, Y[0]), prior, rtol=1e-9)
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    stats = np.zeros((2, family._n_stats(dim)))
+    for t in range(T - 1):
+        update(fam, stats, 0, Y, t, 1.0)
+    before = log_pred(fam, stats.copy(), 0, hyp, Y, T - 1)
+    update(fam, stats, 0, Y, T - 1, 1.0)
+    update(fam, stats, 0, Y, T - 1, -1.0)
+    assert np.isclose(log_pred(fam, stats, 0, hyp, Y, T - 1), before, rtol=1e-10)
+    for t in range(T - 1):
+        update(fam, stats, 0, Y, t, -1.0)
+    prior = log_pred(fam, np.zeros_like(stats), 1, hyp, Y, 0)
+    assert np.isclose(log_pred(fam, stats, 0, hyp, Y, 0), prior, rtol=1e-9)
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
 def test_sampled_parameters_match_posterior_predictive(family, Y, dim):
     """Averaging the likelihood under posterior parameter draws gives the
     posterior predictive (Monte-Carlo check of sample_param/param_loglik)."""
-    log_pred, update, sample_param, param_loglik = family.kernels
-    hyp = family._hyp(dim)
-    stats = np.zeros(family._n_stats(dim))
-    for y in Y[:-1]:
-        update(stats, y, 1.0)
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    stats = np.zeros((3, family._n_stats(dim)))
+    for t in range(T - 1):
+        update(fam, stats, 2, Y, t, 1.0)
     rng = np.random.default_rng(0)
-    out = np.zeros(family._n_params(dim))
+    out = np.zeros((2, family._n_params(dim)))
     vals = np.empty(20000)
     for i in range(vals.size):
-        sample_param(stats, hyp, rng, out)
-        vals[i] = np.exp(param_loglik(out, Y[-1]))
-    target = np.exp(log_pred(stats, hyp, Y[-1]))
+        sample_param(fam, stats, 2, hyp, rng, out, 1)
+        vals[i] = np.exp(param_loglik(fam, out, 1, Y, T - 1))
+    assert not np.any(out[0]), "sample_param wrote outside its row"
+    target = np.exp(log_pred(fam, stats, 2, hyp, Y, T - 1))
     se = vals.std() / np.sqrt(vals.size)
     assert abs(vals.mean() - target) < 5 * se
 
 
 def test_gaussian_welford_is_stable_for_large_offsets():
     family = Gaussian(mu0=1e6, b0=1.0)
-    _, update, _, _ = family.kernels
     rng = np.random.default_rng(0)
     Y = 1e6 + rng.normal(0, 1, (2000, 1))
-    stats = np.zeros(family._n_stats(1))
-    for y in Y:
-        update(stats, y, 1.0)
-    for y in Y[:1000]:
-        update(stats, y, -1.0)
-    assert np.isclose(stats[2] / 999, Y[1000:].var(ddof=1), rtol=1e-6)
+    stats = np.zeros((1, family._n_stats(1)))
+    for t in range(2000):
+        update(family.code, stats, 0, Y, t, 1.0)
+    for t in range(1000):
+        update(family.code, stats, 0, Y, t, -1.0)
+    assert np.isclose(stats[0, 2] / 999, Y[1000:].var(ddof=1), rtol=1e-6)
 
 
 def test_make_emission():

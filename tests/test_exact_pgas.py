@@ -14,6 +14,7 @@ import pytest
 
 from exact_posterior import log_prior_partition
 from sampler_harness import check_exact, make_problem, tiny_data
+from sk_ihmm.emissions import log_pred, param_loglik, sample_param, update
 from sk_ihmm.samplers import _pgas
 
 POST = {"n_particles": 3, "proposal": "posterior"}
@@ -129,17 +130,17 @@ def _one_step_transition(posterior, K0, n_particles, n_runs, seed):
     """
     family, _, dim = tiny_data("gaussian", [1])
     prob = make_problem(family, np.array([[0.3]]), dim, [1], 1.5, 1.2, 0.7, (False,) * 3)
-    lp, up, sp, pl = family.kernels
+    fam = prob.fam
     alpha, gamma, kappa = prob.conc0
-    y = prob.Y[0]
     beta = np.array([0.3, 0.45, 0.25])
     pi = np.array([[0.35, 0.4, 0.25], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6]])
     phi = np.array([[0.0, 1.0], [-1.0, 0.5], [1.0, 0.3]])
-    zero = np.zeros(prob.n_stats)
+    zero = np.zeros((1, prob.n_stats))
     post = zero.copy()
-    up(post, y, 1.0)
-    terms = np.array([pi[0, 1] * np.exp(pl(phi[1], y)), pi[0, 2] * np.exp(pl(phi[2], y)),
-                      pi[0, 0] * np.exp(lp(zero, prob.hyp, y))])
+    update(fam, post, 0, prob.Y, 0, 1.0)
+    terms = np.array([pi[0, 1] * np.exp(param_loglik(fam, phi, 1, prob.Y, 0)),
+                      pi[0, 2] * np.exp(param_loglik(fam, phi, 2, prob.Y, 0)),
+                      pi[0, 0] * np.exp(log_pred(fam, zero, 0, prob.hyp, prob.Y, 0))])
     target = terms / terms.sum()
     rng = np.random.default_rng(seed)
     starts, ends = np.array([0]), np.array([1])
@@ -158,7 +159,7 @@ def _one_step_transition(posterior, K0, n_particles, n_runs, seed):
                 _pgas._new_state(pi_w, beta_w, phi_w, K, 0, alpha, gamma, kappa, zero,
                                  prob.hyp, prob.fam, np.zeros(C), rng)
                 K = 3
-                sp(post, prob.hyp, rng, phi_w[3])
+                sample_param(fam, post, 0, prob.hyp, rng, phi_w, 3)
             x = np.array([r + 1])
             _pgas._csmc(x, prob.Y, starts, ends, pi_w, beta_w, phi_w, K, K0, n_particles,
                         posterior, alpha, gamma, kappa, prob.hyp, zero, prob.fam, rng)
@@ -202,8 +203,8 @@ def test_new_state_split_moments():
         pi[0, :2] = [rem0, 1 - rem0]
         pi[1, :2] = [rem1, 1 - rem1]
         phi = np.zeros((4, 2))
-        _pgas._new_state(pi, beta, phi, 1, 0, alpha, gamma, kappa, np.zeros(3), hyp, family.code,
-                         np.zeros(4), rng)
+        _pgas._new_state(pi, beta, phi, 1, 0, alpha, gamma, kappa,
+                         np.zeros((1, family._n_stats(dim))), hyp, family.code, np.zeros(4), rng)
         assert beta.sum() == pytest.approx(1.0)
         np.testing.assert_allclose(pi[:3].sum(axis=1), 1.0)
         assert phi[2, 1] > 0

@@ -89,6 +89,6 @@ def test_seating_stays_consistent(sampler, block_size):
         _hcrp.check_invariants(state.seating, state.x, prob.seq_first)
         stats = np.zeros_like(state.stats)
         for t in range(T):
-            update(prob.fam, stats[state.x[t]], Y[t], 1.0)
+            update(prob.fam, stats, state.x[t], Y, t, 1.0)
         np.testing.assert_allclose(stats, state.stats, atol=1e-9)
         assert np.isfinite(state.log_joint)

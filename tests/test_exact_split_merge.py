@@ -129,7 +129,7 @@ def test_rejection_restores_exact_state(kind):
         _hcrp.check_invariants(state.seating, state.x, prob.seq_first)
         stats = np.zeros_like(state.stats)
         for t in range(state.x.shape[0]):
-            update(prob.fam, stats[state.x[t]], prob.Y[t], 1.0)
+            update(prob.fam, stats, state.x[t], prob.Y, t, 1.0)
         np.testing.assert_allclose(_moments(prob, state), stats[:, :moments.shape[1]], atol=1e-9)
         if counts[1] + counts[3] == 0:
             n_rejected += 1

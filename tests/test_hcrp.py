@@ -42,10 +42,10 @@ def test_undo_restores_exact_seating(kappa):
         for _ in range(6):
             j, k = int(rng.integers(0, 4)), int(rng.integers(1, 4))
             if rng.random() < 0.5 and s.n[j, k] > 0:
-                _hcrp.remove_customer(s, j, k, rng)
+                _hcrp.remove_customer(*s, j, k, rng)
             else:
-                _hcrp.add_customer(s, j, k, rng)
-        _hcrp.undo(s)
+                _hcrp.add_customer(*s, j, k, rng)
+        _hcrp.undo(*s)
         after = _snapshot(s)
         for a, b in zip(before, after):
             assert np.array_equal(np.asarray(a), np.asarray(b))
@@ -56,23 +56,23 @@ def test_growth_keeps_state():
     rng = np.random.default_rng(1)
     s = _hcrp.new_seating(4, 8, 8, 1.0, 1.0, 0.0)
     for _ in range(5):
-        _hcrp.add_customer(s, 0, 1, rng)
-        _hcrp.clear_log(s)
+        _hcrp.add_customer(*s, 0, 1, rng)
+        _hcrp.clear_log(*s)
     g = _hcrp.grow(s, n_labels=9, n_tables=20, n_log=30)
     assert g.n.shape == (9, 9) or g.n.shape[0] >= 9
     assert g.tsize.shape[0] >= 20 and g.log.shape[0] >= 30
     assert _tables(g) == _tables(s)
     for _ in range(30):
-        _hcrp.add_customer(g, 2, 3, rng)
-        _hcrp.clear_log(g)
+        _hcrp.add_customer(*g, 2, 3, rng)
+        _hcrp.clear_log(*g)
     _hcrp.check_invariants(g)
 
 
 def test_check_invariants_detects_corruption():
     rng = np.random.default_rng(0)
     s = _hcrp.new_seating(6, 16, 16, 1.0, 1.0, 0.0)
-    _hcrp.add_customer(s, 0, 1, rng)
-    _hcrp.add_customer(s, 1, 1, rng)
+    _hcrp.add_customer(*s, 0, 1, rng)
+    _hcrp.add_customer(*s, 1, 1, rng)
     _hcrp.check_invariants(s)
     s.n[1, 1] += 1
     with pytest.raises(AssertionError):
@@ -92,9 +92,9 @@ def test_log_seating_prob_matches_sequential_probabilities():
             c = alpha + (kappa if j > 0 else 0.0)
             denom = s.nj[j] + c
             m_tot, mk = s.scal[0], s.mk[k]
-            _hcrp.add_customer(s, j, k, rng)
+            _hcrp.add_customer(*s, j, k, rng)
             op, t = s.log[0, 0], s.log[0, 3]
-            _hcrp.clear_log(s)
+            _hcrp.clear_log(*s)
             if op == 0:  # joined a table that now has tsize[t] customers
                 total += np.log((s.tsize[t] - 1) / denom)
             elif s.tover[t]:

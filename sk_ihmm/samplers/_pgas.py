@@ -285,7 +285,7 @@ def _new_state(pi, beta, phi, K, hit_row, alpha, gamma, kappa, zero_stats, hyp,
     shapes[k] += kappa
     _dirichlet(shapes[:k + 1], pi[k, :k + 1], rng)
     pi[k, k + 1:] = 0.0
-    em.sample_param(fam, zero_stats, hyp, rng, phi[k])
+    em.sample_param(fam, zero_stats, 0, hyp, rng, phi, k)
 
 
 @njit(cache=True)
@@ -370,7 +370,6 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                 lz_row = np.zeros(C)
                 z_stamp = np.full(C, -1, np.int64)
             stamp += 1
-            y = Y[a + t]
             ref = x[a + t]
             # ---- resampling and ancestor sampling (weights of step t - 1) ----
             if t > 0:
@@ -395,10 +394,10 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
             e_new = 0.0
             mx = 0.0
             if posterior:
-                l_new = em.log_pred(fam, zero_stats, hyp, y)
+                l_new = em.log_pred(fam, zero_stats, 0, hyp, Y, a + t)
                 mx = l_new
                 for k in range(1, K0 + 1):
-                    ef[k] = em.param_loglik(fam, phi[k], y)
+                    ef[k] = em.param_loglik(fam, phi, k, Y, a + t)
                     mx = max(mx, ef[k])
                 for k in range(1, K0 + 1):
                     ef[k] = math.exp(ef[k] - mx)
@@ -442,7 +441,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                             tail[K] = _row_tail(pi, K, K0)
                     lw = lz_row[j]
                     if k_new > K0:
-                        lw += em.param_loglik(fam, phi[k_new], y) - l_new
+                        lw += em.param_loglik(fam, phi, k_new, Y, a + t) - l_new
                 else:
                     if i < N - 1:
                         # rows sum to one (column 0 = remainder)
@@ -460,7 +459,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                             K += 1
                             k_new = K
                             tail[K] = _row_tail(pi, K, K0)
-                    lw = em.param_loglik(fam, phi[k_new], y)
+                    lw = em.param_loglik(fam, phi, k_new, Y, a + t)
                 X[t, i] = k_new
                 logw[i] = lw
         # ---- draw the new trajectory and trace it back ----
@@ -512,7 +511,7 @@ def _counts(x, Y, seq_first, K, n_stats, fam):
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
         n[j, x[t]] += 1
-        em.update(fam, stats[x[t]], Y[t], 1.0)
+        em.update(fam, stats, x[t], Y, t, 1.0)
     return n, stats
 
 
@@ -572,7 +571,7 @@ def _sample_emission_params(stats, hyp, fam, n_params, rng):
     """``phi_k`` from the conjugate posterior given ``stats[k]`` (row 0 unused)."""
     phi = np.zeros((stats.shape[0], n_params))
     for k in range(1, stats.shape[0]):
-        em.sample_param(fam, stats[k], hyp, rng, phi[k])
+        em.sample_param(fam, stats, k, hyp, rng, phi, k)
     return phi
 
 
@@ -729,7 +728,7 @@ def _explicit_set(state, problem, pi, beta, phi, rng):
     alpha, gamma, kappa = (float(v) for v in state.conc)
     pi, beta, phi, K = _realise_down_to(
         pi, beta, phi, state.n_states, _EXPLICIT_MASS, alpha, gamma, kappa,
-        np.zeros(problem.n_stats), problem.hyp, problem.fam, rng,
+        np.zeros((1, problem.n_stats)), problem.hyp, problem.fam, rng,
     )
     labels = np.arange(1, K + 1)
     explicit = beta[1:K + 1] > _EXPLICIT_MASS
@@ -765,7 +764,8 @@ def step(state, problem, rng):
     x = state.x
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
-        n_particles, posterior, alpha, gamma, kappa, problem.hyp, np.zeros(problem.n_stats),
+        n_particles, posterior, alpha, gamma, kappa, problem.hyp,
+        np.zeros((1, problem.n_stats)),
         problem.fam, rng,
     )
     old = _compact_labels(x)

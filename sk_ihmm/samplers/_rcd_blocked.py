@@ -72,7 +72,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import _M_TOT, _N_FREE, clear_log, pred_prob, undo
+from .._hcrp import _M_TOT, _N_FREE, _N_LOG, free_label, n_free_labels, pred_prob, undo
 from .._messages import beam_sample, ffbs, path_log_weight
 from ..emissions import log_pred
 from ._collapsed import finish_sweep, init_collapsed
@@ -119,30 +119,6 @@ def _make_blocks(starts, ends, block_size, offsets):
             b = e
             e += block_size
     return bstart, bend
-
-
-@njit(cache=True, inline="always")
-def _is_free(occ, mk, nj, k):
-    return occ[k] == 0 and mk[k] == 0 and nj[k] == 0
-
-
-@njit(cache=True)
-def _free_label(occ, mk, nj, start):
-    """Smallest free label ``>= start`` (``-1`` if none); as
-    :func:`sk_ihmm._hcrp.free_label`, on unpacked arrays."""
-    for k in range(start, occ.shape[0]):
-        if _is_free(occ, mk, nj, k):
-            return k
-    return -1
-
-
-@njit(cache=True)
-def _n_free_labels(occ, mk, nj):
-    c = 0
-    for k in range(1, occ.shape[0]):
-        if _is_free(occ, mk, nj, k):
-            c += 1
-    return c
 
 
 # The auxiliary CRP Q of Makino Algorithm 8: tables qlab[:nq] (labels) with
@@ -203,9 +179,9 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
     done, else the position in ``order`` to resume from after growing the
     state; ``n_visited`` sums the (step, state) pairs the beam kept.
     """
-    C = s.n.shape[0]
-    n, nj, mk, occ = s.n, s.nj, s.mk, s.occ
-    alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
+    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    C = n.shape[0]
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
     l_max = 1
     for i in range(bstart.shape[0]):
         l_max = max(l_max, bend[i] - bstart[i])
@@ -217,7 +193,6 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
     qcnt = np.empty(l_max + 1, np.int64)
     cand = np.empty(C, np.int64)
     index = np.full(C, -1, np.int64)   # label -> candidate column, -1 = 'new'
-    empty = np.zeros(stats.shape[1])
     n_acc = 0
     n_vis = 0
     for i in range(start, order.shape[0]):
@@ -225,8 +200,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         e = bend[order[i]]
         L = e - b
         need = L + 2
-        if (s.scal[_N_FREE] < 3 * need or s.log.shape[0] < 3 * need
-                or _n_free_labels(occ, mk, nj) < need):
+        if (scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need
+                or n_free_labels(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal) < need):
             return i, n_acc, n_vis
         prev = 0 if seq_first[b] else x[b - 1]
         nxt = -1 if seq_last[e - 1] else x[e]
@@ -238,18 +213,19 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             xo[l] = x[b + l]
 
         # ---- 1. remove the block: reduced seating s0 ----
-        clear_log(s)
-        log_r_old = remove_seq(s, stats, xo, Y, b, prev, nxt, fam, hyp, rng)
+        scal[_N_LOG] = 0
+        log_r_old = remove_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                               stats, xo, Y, b, prev, nxt, fam, hyp, rng)
 
         # ---- 2. candidate HMM in s0 ----
-        m_tot = s.scal[_M_TOT]
+        m_tot = scal[_M_TOT]
         K = 0
         for k in range(1, C):
             if mk[k] > 0:
                 cand[K] = k
                 index[k] = K
                 K += 1
-        cand[K] = _free_label(occ, mk, nj, 1)   # stands for 'new' (column K)
+        cand[K] = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1)  # 'new'
         K1 = K + 1
         log_init = np.empty(K1)
         log_trans = np.empty((K1, K1))
@@ -257,15 +233,18 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         log_final = np.zeros(K1)
         for c in range(K1):
             k = cand[c]
-            log_init[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, prev, k))
+            log_init[c] = math.log(pred_prob(
+                n[prev, k], nj[prev], mk[k], m_tot, alpha, gamma, kappa, prev, k))
             for d in range(K1):
                 log_trans[c, d] = math.log(
-                    pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, cand[d]))
+                    pred_prob(
+                        n[k, cand[d]], nj[k], mk[cand[d]], m_tot, alpha, gamma, kappa, k, cand[d]))
             if nxt > 0:
-                log_final[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, nxt))
-            row = stats[k] if c < K else empty
+                log_final[c] = math.log(pred_prob(
+                    n[k, nxt], nj[k], mk[nxt], m_tot, alpha, gamma, kappa, k, nxt))
+            # the 'new' column's label is free: its statistics are all zero
             for l in range(L):
-                log_emit[l, c] = log_pred(fam, row, hyp, Y[b + l])
+                log_emit[l, c] = log_pred(fam, stats, k, hyp, Y, b + l)
         for l in range(L):
             c = index[xo[l]]
             po[l] = c if c >= 0 else K
@@ -287,7 +266,10 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
                 continue
             t, lq = _crp_draw(qcnt, nq, qn, gamma, rng)
             log_q_new += lq
-            label = qlab[t] if t < nq else _free_label(occ, mk, nj, next_free)
+            if t < nq:
+                label = qlab[t]
+            else:
+                label = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, next_free)
             if t == nq:
                 next_free = label + 1
             nq = _crp_seat(qlab, qcnt, nq, t, label)
@@ -305,16 +287,17 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             index[cand[c]] = -1
 
         # ---- 4. seat the proposal, accept or undo ----
-        log_r_new = add_seq(s, stats, xn, Y, b, prev, nxt, fam, hyp, rng)
+        log_r_new = add_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                            stats, xn, Y, b, prev, nxt, fam, hyp, rng)
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
             for l in range(L):
                 x[b + l] = xn[l]
             n_acc += 1
-            clear_log(s)
+            scal[_N_LOG] = 0
         else:
-            undo(s)
-            move_emissions(s, stats, Y, b, xn, xo, fam)
+            undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal)
+            move_emissions(occ, stats, Y, b, xn, xo, fam)
     return order.shape[0], n_acc, n_vis
 
 

@@ -26,8 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .. import _hcrp
-from .._hcrp import add_customer, get_prob, pred_prob, remove_customer
+from .._hcrp import (_M_TOT, _N_FREE, _N_LOG, add_customer, free_label, pred_prob,
+                     remove_customer, undo)
 from ..emissions import log_pred, update
 from ._collapsed import finish_sweep, init_collapsed
 
@@ -42,47 +42,51 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
     Returns ``(stop, n_accepted)``: ``stop == len(order)`` when done, else
     the position in ``order`` to resume from after growing the state.
     """
+    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
     n_acc = 0
-    C = s.n.shape[0]
+    C = n.shape[0]
     for i in range(start, order.shape[0]):
-        if s.scal[3] < 8:
+        if scal[_N_FREE] < 8:
             return i, n_acc
-        fresh = _hcrp.free_label(s, 1)
+        fresh = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1)
         if fresh < 0:
             return i, n_acc
         t = order[i]
         old = x[t]
         p = 0 if seq_first[t] else x[t - 1]
         q = -1 if seq_last[t] else x[t + 1]
-        _hcrp.clear_log(s)
+        scal[_N_LOG] = 0
         # ---- remove (Algorithm 5, reverse order of addition) ----
         log_r_old = 0.0
         if q > 0:
-            remove_customer(s, old, q, rng)
-            log_r_old += math.log(get_prob(s, old, q))
-        update(fam, stats[old], Y[t], -1.0)
-        s.occ[old] -= 1
-        log_r_old += log_pred(fam, stats[old], hyp, Y[t])
-        remove_customer(s, p, old, rng)
-        log_r_old += math.log(get_prob(s, p, old))
-        if _hcrp.is_free(s, old):
+            remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                            old, q, rng)
+            log_r_old += math.log(pred_prob(
+                n[old, q], nj[old], mk[q], scal[_M_TOT], alpha, gamma, kappa, old, q))
+        update(fam, stats, old, Y, t, -1.0)
+        occ[old] -= 1
+        log_r_old += log_pred(fam, stats, old, hyp, Y, t)
+        remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                        p, old, rng)
+        log_r_old += math.log(pred_prob(
+            n[p, old], nj[p], mk[old], scal[_M_TOT], alpha, gamma, kappa, p, old))
+        if occ[old] == 0 and mk[old] == 0 and nj[old] == 0:
             fresh = old
         # ---- proposal, Eq. (33): w_k = p(k|s_p) p(q|s_k) f_k(y_t) ----
         nc = 0
         mx = -np.inf
-        # arrays bound once: named-tuple access inside numba loops is slow
-        n, nj, mk, m_tot = s.n, s.nj, s.mk, s.scal[0]
-        alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
+        m_tot = scal[_M_TOT]
         for k in range(1, C):
             if mk[k] > 0 or k == q or k == fresh:
                 cand[nc] = k
-                lp = log_pred(fam, stats[k], hyp, Y[t])
+                lp = log_pred(fam, stats, k, hyp, Y, t)
                 logw[nc] = lp
                 if lp > mx:
                     mx = lp
-                tr = pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, p, k)
+                tr = pred_prob(n[p, k], nj[p], mk[k], m_tot, alpha, gamma, kappa, p, k)
                 if q > 0:
-                    tr *= pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, q)
+                    tr *= pred_prob(n[k, q], nj[k], mk[q], m_tot, alpha, gamma, kappa, k, q)
                 trans[nc] = tr
                 nc += 1
         tot = 0.0
@@ -104,25 +108,29 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
             if cand[c] == old:
                 w_old = trans[c]
         # ---- add back with the proposed state ----
-        log_r_new = math.log(get_prob(s, p, new))
-        add_customer(s, p, new, rng)
-        log_r_new += log_pred(fam, stats[new], hyp, Y[t])
-        update(fam, stats[new], Y[t], 1.0)
-        s.occ[new] += 1
+        log_r_new = math.log(pred_prob(
+            n[p, new], nj[p], mk[new], scal[_M_TOT], alpha, gamma, kappa, p, new))
+        add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                     p, new, rng)
+        log_r_new += log_pred(fam, stats, new, hyp, Y, t)
+        update(fam, stats, new, Y, t, 1.0)
+        occ[new] += 1
         if q > 0:
-            log_r_new += math.log(get_prob(s, new, q))
-            add_customer(s, new, q, rng)
+            log_r_new += math.log(pred_prob(
+                n[new, q], nj[new], mk[q], scal[_M_TOT], alpha, gamma, kappa, new, q))
+            add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                         new, q, rng)
         log_ratio = log_r_new - log_r_old + math.log(w_old) - math.log(w_new)
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
             x[t] = new
             n_acc += 1
-            _hcrp.clear_log(s)
+            scal[_N_LOG] = 0
         else:
-            _hcrp.undo(s)
-            update(fam, stats[new], Y[t], -1.0)
-            s.occ[new] -= 1
-            update(fam, stats[old], Y[t], 1.0)
-            s.occ[old] += 1
+            undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal)
+            update(fam, stats, new, Y, t, -1.0)
+            occ[new] -= 1
+            update(fam, stats, old, Y, t, 1.0)
+            occ[old] += 1
     return order.shape[0], n_acc
 
 

@@ -114,8 +114,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, add_customer, clear_log, free_label, get_prob, pred_prob,
-                     remove_customer, undo)
+from .._hcrp import (_M_TOT, _N_LOG, add_customer, free_label, pred_prob, remove_customer,
+                     undo)
 from .._messages import path_log_weight
 from ..emissions import Categorical, log_pred, update
 from . import _rcd_blocked, _rcd_gibbs
@@ -176,21 +176,24 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
     and ``log_emit[l, c]`` the posterior predictive of ``Y[b + l]`` under
     ``k_c``.
     """
-    n, nj, mk = s.n, s.nj, s.mk
-    m_tot = s.scal[_M_TOT]
-    alpha, gamma, kappa = s.conc[0], s.conc[1], s.conc[2]
+    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    m_tot = scal[_M_TOT]
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for c in range(2):
         k = k0 if c == 0 else k1
-        log_init[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, prev, k))
-        log_trans[c, 0] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, k0))
-        log_trans[c, 1] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, k1))
+        log_init[c] = math.log(pred_prob(
+            n[prev, k], nj[prev], mk[k], m_tot, alpha, gamma, kappa, prev, k))
+        log_trans[c, 0] = math.log(pred_prob(
+            n[k, k0], nj[k], mk[k0], m_tot, alpha, gamma, kappa, k, k0))
+        log_trans[c, 1] = math.log(pred_prob(
+            n[k, k1], nj[k], mk[k1], m_tot, alpha, gamma, kappa, k, k1))
         if nxt > 0:
-            log_final[c] = math.log(pred_prob(n, nj, mk, m_tot, alpha, gamma, kappa, k, nxt))
+            log_final[c] = math.log(pred_prob(
+                n[k, nxt], nj[k], mk[nxt], m_tot, alpha, gamma, kappa, k, nxt))
         else:
             log_final[c] = 0.0
-        row = stats[k]
         for l in range(L):
-            log_emit[l, c] = log_pred(fam, row, hyp, Y[b + l])
+            log_emit[l, c] = log_pred(fam, stats, k, hyp, Y, b + l)
 
 
 @njit(cache=True, inline="always")
@@ -245,12 +248,13 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     accepted, merges tried and accepted, merges rejected early.
     """
     T = x.shape[0]
-    occ = s.occ
+    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
     log_init = np.empty(2)
     log_trans = np.empty((2, 2))
     log_final = np.empty(2)
     for trial in range(start, n_trials):
-        if free_label(s, 1) < 0:
+        if free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1) < 0:
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
         t1 = min(int(rng.random() * T), T - 1)
@@ -279,7 +283,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         k_out = x[t1 + 1] if has_out else -1
 
         # ---- 2. remove F_U .. F_1 (q_old of a merge on the way), then t1 ----
-        clear_log(s)
+        scal[_N_LOG] = 0
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
@@ -290,7 +294,8 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
             nxt = -1 if seq_last[fe_ - 1] else x[fe_]
             for l in range(L):
                 xsave[fb_ + l] = x[fb_ + l]
-            log_r_old += remove_seq(s, stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
+            log_r_old += remove_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
             if not split:
                 le = emit_buf[:L]
                 pth = path_buf[:L]
@@ -301,31 +306,35 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                 log_z = _two_state_forward(log_init, log_trans, le, log_final, fwd_buf[:L])
                 log_q_old += path_log_weight(log_init, log_trans, le, log_final, pth) - log_z
         xsave[t1] = b
-        update(fam, stats[b], Y[t1], -1.0)
+        update(fam, stats, b, Y, t1, -1.0)
         occ[b] -= 1
-        log_r_old += log_pred(fam, stats[b], hyp, Y[t1])
+        log_r_old += log_pred(fam, stats, b, hyp, Y, t1)
         if has_in:
-            remove_customer(s, j_in, b, rng)
-            log_r_old += math.log(get_prob(s, j_in, b))
+            remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, j_in, b, rng)
+            log_r_old += math.log(pred_prob(
+                n[j_in, b], nj[j_in], mk[b], scal[_M_TOT], alpha, gamma, kappa, j_in, b))
         if has_out:
-            remove_customer(s, b, k_out, rng)
-            log_r_old += math.log(get_prob(s, b, k_out))
+            remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, b, k_out, rng)
+            log_r_old += math.log(pred_prob(
+                n[b, k_out], nj[b], mk[k_out], scal[_M_TOT], alpha, gamma, kappa, b, k_out))
 
         # ---- 3. t1 with its new label, then F_1 .. F_U ----
         if split:
-            c = free_label(s, 1)
+            c = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1)
         else:
             c = a
         x[t1] = c
-        log_r_new = log_pred(fam, stats[c], hyp, Y[t1])
-        update(fam, stats[c], Y[t1], 1.0)
+        log_r_new = log_pred(fam, stats, c, hyp, Y, t1)
+        update(fam, stats, c, Y, t1, 1.0)
         occ[c] += 1
         if has_out:
-            log_r_new += math.log(get_prob(s, c, k_out))
-            add_customer(s, c, k_out, rng)
+            log_r_new += math.log(pred_prob(
+                n[c, k_out], nj[c], mk[k_out], scal[_M_TOT], alpha, gamma, kappa, c, k_out))
+            add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, c, k_out, rng)
         if has_in:
-            log_r_new += math.log(get_prob(s, j_in, c))
-            add_customer(s, j_in, c, rng)
+            log_r_new += math.log(pred_prob(
+                n[j_in, c], nj[j_in], mk[c], scal[_M_TOT], alpha, gamma, kappa, j_in, c))
+            add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, j_in, c, rng)
         log_q_new = 0.0
         n_added = U
         for i in range(U):
@@ -353,7 +362,8 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                     break
                 for l in range(L):
                     x[fb_ + l] = a
-            log_r_new += add_seq(s, stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
+            log_r_new += add_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+                                 stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
 
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
@@ -363,28 +373,28 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         else:
             counts[_N_MERGE] += 1
         if accept:
-            clear_log(s)
+            scal[_N_LOG] = 0
             if split:
                 counts[_ACC_SPLIT] += 1
             else:
                 counts[_ACC_MERGE] += 1
         else:
-            undo(s)
-            update(fam, stats[c], Y[t1], -1.0)
+            undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal)
+            update(fam, stats, c, Y, t1, -1.0)
             occ[c] -= 1
-            update(fam, stats[b], Y[t1], 1.0)
+            update(fam, stats, b, Y, t1, 1.0)
             occ[b] += 1
             x[t1] = b
             for i in range(U):
                 f = order[i]
                 fb_, fe_ = fb[f], fe[f]
                 if i < n_added:
-                    move_emissions(s, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam)
+                    move_emissions(occ, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam)
                     for t in range(fb_, fe_):
                         x[t] = xsave[t]
                 else:
                     for t in range(fb_, fe_):
-                        update(fam, stats[x[t]], Y[t], 1.0)
+                        update(fam, stats, x[t], Y, t, 1.0)
                         occ[x[t]] += 1
     return n_trials
 
