@@ -21,9 +21,32 @@ pool of table slots. Every change goes through :func:`add_customer` /
 the *exact* previous seating (re-adding the old customers would not — Makino
 et al. 2011, Section 3).
 
-All arrays live in the :class:`Seating` named tuple, which sampler kernels take
-as one argument and unpack once (see the note above the kernels). Capacities
-grow by doubling in Python (:func:`grow`); kernels report, never overflow.
+Storage
+-------
+The seating is six arrays, the fields of the :class:`Seating` named tuple:
+
+* ``mat`` ``(3, C, C)`` int64, indexed ``[N | M | HEAD, j, k]``: customers of
+  restaurant ``j`` eating dish ``k``, its root (non-override) tables, and the
+  first table of the pair in the pool (``-1``: none);
+* ``vec`` ``(4, C)`` int64, indexed ``[O | NJ | MK | OCC, k]``: override tables
+  of state restaurant ``k``, customers of restaurant ``k``, root customers
+  (= root tables below) of dish ``k``, time steps assigned to state ``k``;
+* ``tab`` ``(P, 3)`` int64, indexed ``[t, SIZE | NEXT | OVER]``: customers at
+  table slot ``t``, next table of the same pair (or next free slot), 1 for an
+  override table;
+* ``log`` ``(U, 4)`` int64: undo-log rows ``(op, j, k, table)``;
+* ``scal`` ``(6,)`` int64: totals, see ``_M_TOT`` .. ``_N_TABLES``;
+* ``conc`` ``(3,)`` float64: ``alpha, gamma, kappa``.
+
+Kernels take these six arrays as arguments (a sampler kernel unpacks its
+``Seating`` once: ``mat, vec, tab, log, scal, conc = s``). Numba takes a
+reference count -- an atomic increment and decrement -- for every field read
+from a named tuple and for every array an inlined function binds, and inside
+loops that call other compiled code it cannot elide them; a few arrays
+instead of thirteen halved the cost of a customer move. ``Seating`` also
+offers the thirteen classic views (``s.n``, ``s.tsize``, ...) for Python
+code and tests. Capacities grow by doubling in Python (:func:`grow`); kernels
+report, never overflow.
 """
 
 from collections import namedtuple
@@ -37,24 +60,10 @@ from .emissions import update
 
 __all__ = ["Seating", "new_seating", "grow"]
 
-Seating = namedtuple(
-    "Seating",
-    [
-        "n",      # (C, C) int64: customers of restaurant j eating dish k
-        "m",      # (C, C) int64: root (non-override) tables of restaurant j serving k
-        "o",      # (C,)   int64: override tables of state restaurant j (dish j)
-        "nj",     # (C,)   int64: customers of restaurant j
-        "mk",     # (C,)   int64: root customers (= tables below) of dish k
-        "occ",    # (C,)   int64: time steps currently assigned to state k
-        "head",   # (C, C) int64: first table of (j, k) in the pool, -1 if none
-        "tsize",  # (P,)   int64: customers at a table slot
-        "tnext",  # (P,)   int64: next table of the same (j, k), or next free slot
-        "tover",  # (P,)   int64: 1 for an override table
-        "log",    # (U, 4) int64: undo log rows (op, j, k, table)
-        "conc",   # (3,)   float64: alpha, gamma, kappa
-        "scal",   # (6,)   int64: see _M_TOT ... _N_LOG below
-    ],
-)
+# first index of Seating.mat / Seating.vec, second of Seating.tab
+N, M, HEAD = 0, 1, 2
+O, NJ, MK, OCC = 0, 1, 2, 3
+SIZE, NEXT, OVER = 0, 1, 2
 
 # indices into Seating.scal
 _M_TOT = 0      # total root customers
@@ -71,72 +80,76 @@ _REM_OLD = 2    # customer left a table that stays
 _REM_LAST = 3   # customer left and the table closed (k column stores override flag)
 
 
+class Seating(namedtuple("Seating", ["mat", "vec", "tab", "log", "scal", "conc"])):
+    """The HCRP seating: six arrays (see the module docstring) and, for
+    Python code, views of its count tables under their usual names."""
+
+    __slots__ = ()
+
+    n = property(lambda self: self.mat[N], doc="(C, C) customers of j eating k")
+    m = property(lambda self: self.mat[M], doc="(C, C) root tables of j serving k")
+    head = property(lambda self: self.mat[HEAD], doc="(C, C) first table of (j, k)")
+    o = property(lambda self: self.vec[O], doc="(C,) override tables of j")
+    nj = property(lambda self: self.vec[NJ], doc="(C,) customers of restaurant j")
+    mk = property(lambda self: self.vec[MK], doc="(C,) root customers of dish k")
+    occ = property(lambda self: self.vec[OCC], doc="(C,) time steps in state k")
+    tsize = property(lambda self: self.tab[:, SIZE], doc="(P,) customers at a table")
+    tnext = property(lambda self: self.tab[:, NEXT], doc="(P,) next table or free slot")
+    tover = property(lambda self: self.tab[:, OVER], doc="(P,) 1 for an override table")
+
+
 def new_seating(n_labels, n_tables, n_log, alpha, gamma, kappa):
     """Allocate an empty seating with room for ``n_labels`` labels (incl. 0)."""
     C, P = int(n_labels), int(n_tables)
-    tnext = np.arange(1, P + 1, dtype=np.int64)
-    tnext[-1] = -1
+    mat = np.zeros((3, C, C), np.int64)
+    mat[HEAD] = -1
+    tab = np.zeros((P, 3), np.int64)
+    tab[:, NEXT] = np.arange(1, P + 1)
+    tab[-1, NEXT] = -1
     scal = np.zeros(6, dtype=np.int64)
     scal[_FREE] = 0
     scal[_N_FREE] = P
     return Seating(
-        n=np.zeros((C, C), np.int64),
-        m=np.zeros((C, C), np.int64),
-        o=np.zeros(C, np.int64),
-        nj=np.zeros(C, np.int64),
-        mk=np.zeros(C, np.int64),
-        occ=np.zeros(C, np.int64),
-        head=np.full((C, C), -1, np.int64),
-        tsize=np.zeros(P, np.int64),
-        tnext=tnext,
-        tover=np.zeros(P, np.int64),
+        mat=mat,
+        vec=np.zeros((4, C), np.int64),
+        tab=tab,
         log=np.zeros((max(int(n_log), 8), 4), np.int64),
-        conc=np.array([alpha, gamma, kappa], dtype=np.float64),
         scal=scal,
+        conc=np.array([alpha, gamma, kappa], dtype=np.float64),
     )
 
 
 def grow(s, n_labels=None, n_tables=None, n_log=None):
     """Return a copy of ``s`` with at least the given capacities (doubling)."""
-    C = s.n.shape[0]
-    P = s.tsize.shape[0]
+    C = s.mat.shape[1]
+    P = s.tab.shape[0]
     U = s.log.shape[0]
     newC = C if n_labels is None or n_labels <= C else max(2 * C, int(n_labels))
     newP = P if n_tables is None or n_tables <= P else max(2 * P, int(n_tables))
     newU = U if n_log is None or n_log <= U else max(2 * U, int(n_log))
-
-    def square(a, fill):
-        out = np.full((newC, newC), fill, np.int64)
-        out[:C, :C] = a
-        return out
-
-    def vec(a, size, fill=0):
-        out = np.full(size, fill, a.dtype)
-        out[: a.shape[0]] = a
-        return out
-
+    mat = np.zeros((3, newC, newC), np.int64)
+    mat[HEAD] = -1
+    mat[:, :C, :C] = s.mat
+    vec = np.zeros((4, newC), np.int64)
+    vec[:, :C] = s.vec
     scal = s.scal.copy()
-    tnext = vec(s.tnext, newP)
+    tab = np.zeros((newP, 3), np.int64)
+    tab[:P] = s.tab
     if newP > P:
         # chain the new slots in front of the existing free list
-        tnext[P:newP] = np.arange(P + 1, newP + 1)
-        tnext[newP - 1] = scal[_FREE]
+        tab[P:newP, NEXT] = np.arange(P + 1, newP + 1)
+        tab[newP - 1, NEXT] = scal[_FREE]
         scal[_FREE] = P
         scal[_N_FREE] += newP - P
     log = np.zeros((newU, 4), np.int64)
     log[:U] = s.log
-    return Seating(
-        n=square(s.n, 0), m=square(s.m, 0), o=vec(s.o, newC), nj=vec(s.nj, newC),
-        mk=vec(s.mk, newC), occ=vec(s.occ, newC), head=square(s.head, -1),
-        tsize=vec(s.tsize, newP), tnext=tnext, tover=vec(s.tover, newP),
-        log=log, conc=s.conc.copy(), scal=scal,
-    )
+    return Seating(mat=mat, vec=vec, tab=tab, log=log, scal=scal, conc=s.conc.copy())
 
 
 def ensure_capacity(s, need_labels, need_tables, need_log):
     """Grow ``s`` so that ``need_labels`` free labels, ``need_tables`` free
     table slots and ``need_log`` undo-log rows are available."""
-    C = s.n.shape[0]
+    C = s.mat.shape[1]
     free_labels = C - 1 - int(np.count_nonzero(_in_use_mask(s)[1:]))
     add_labels = max(0, need_labels - free_labels)
     add_tables = max(0, need_tables - int(s.scal[_N_FREE]))
@@ -144,7 +157,7 @@ def ensure_capacity(s, need_labels, need_tables, need_log):
         s = grow(
             s,
             n_labels=C + add_labels if add_labels else None,
-            n_tables=s.tsize.shape[0] + add_tables if add_tables else None,
+            n_tables=s.tab.shape[0] + add_tables if add_tables else None,
             n_log=need_log,
         )
     return s
@@ -155,34 +168,18 @@ def _in_use_mask(s):
 
 
 # --------------------------------------------------------------------------
-# numba kernels
-#
-# Every kernel takes the seating *unpacked*: the thirteen arrays of
-# :class:`Seating` in field order, written ``n, m, o, nj, mk, occ, head,
-# tsize, tnext, tover, log, conc, scal`` (a sampler kernel unpacks its
-# ``Seating`` argument once, ``n, m, ..., scal = s``). Numba takes a
-# reference count (an atomic increment and decrement) every time it reads a
-# field of a named tuple; inside a loop that also calls other compiled
-# functions it cannot elide them, and they cost about 20 ns per read -- more
-# than the table arithmetic. Plain array arguments of inlined functions cost
-# nothing. From Python, ``add_customer(*s, j, k, rng)`` does the same.
+# numba kernels: every one takes the seating unpacked (module docstring)
 # --------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def get_prob(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, j, k):
+def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     """Predictive probability that a new customer of restaurant ``j`` eats ``k``.
 
-    Makino et al. Eq. (31)-(32) with the sticky term: a dish with no root
-    customer is treated as a new dish of the root.
+    Makino et al. Eq. (31)-(32) with the sticky term, from the counts it
+    reads: ``n_jk = mat[N, j, k]``, ``n_j = vec[NJ, j]``, ``m_k = vec[MK, k]``
+    and ``m_tot = scal[_M_TOT]``. A dish with no root customer is treated as
+    a new dish of the root. Scalar arguments: loops over many ``(j, k)`` pay
+    no reference counting.
     """
-    return pred_prob(n[j, k], nj[j], mk[k], scal[_M_TOT], conc[0], conc[1], conc[2], j, k)
-
-
-@njit(cache=True, inline="always")
-def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
-    """:func:`get_prob` from the counts it reads, ``n[j, k]``, ``nj[j]``,
-    ``mk[k]`` and ``M``: scalar arguments, so that loops over many ``(j, k)``
-    pay no reference counting (an inlined function binding array arguments
-    takes one count per array)."""
     if m_k > 0:
         p0 = m_k / (m_tot + gamma)
     else:
@@ -192,6 +189,13 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     if j == k:
         num += kj
     return num / (n_j + alpha + kj)
+
+
+@njit(cache=True, inline="always")
+def get_prob(mat, vec, tab, log, scal, conc, j, k):
+    """:func:`pred_prob` of ``j -> k`` in the seating."""
+    return pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
+                     conc[0], conc[1], conc[2], j, k)
 
 
 @njit(cache=True, inline="always")
@@ -205,67 +209,66 @@ def _log_op(log, scal, op, j, k, t):
 
 
 @njit(cache=True, inline="always")
-def _open_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, override):
+def _open_table(mat, vec, tab, scal, j, k, override):
     t = scal[_FREE]
-    scal[_FREE] = tnext[t]
+    scal[_FREE] = tab[t, NEXT]
     scal[_N_FREE] -= 1
     scal[_N_TABLES] += 1
-    tsize[t] = 1
-    tover[t] = override
-    tnext[t] = head[j, k]
-    head[j, k] = t
+    tab[t, SIZE] = 1
+    tab[t, OVER] = override
+    tab[t, NEXT] = mat[HEAD, j, k]
+    mat[HEAD, j, k] = t
     if override:
-        o[j] += 1
+        vec[O, j] += 1
     else:
-        m[j, k] += 1
-        if mk[k] == 0:
+        mat[M, j, k] += 1
+        if vec[MK, k] == 0:
             scal[_K] += 1
-        mk[k] += 1
+        vec[MK, k] += 1
         scal[_M_TOT] += 1
     return t
 
 
 @njit(cache=True, inline="always")
-def _close_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t):
+def _close_table(mat, vec, tab, scal, j, k, t):
     prev = -1
-    cur = head[j, k]
+    cur = mat[HEAD, j, k]
     while cur != t:
         prev = cur
-        cur = tnext[cur]
+        cur = tab[cur, NEXT]
     if prev < 0:
-        head[j, k] = tnext[t]
+        mat[HEAD, j, k] = tab[t, NEXT]
     else:
-        tnext[prev] = tnext[t]
-    tnext[t] = scal[_FREE]
+        tab[prev, NEXT] = tab[t, NEXT]
+    tab[t, NEXT] = scal[_FREE]
     scal[_FREE] = t
     scal[_N_FREE] += 1
     scal[_N_TABLES] -= 1
-    tsize[t] = 0
-    if tover[t]:
-        o[j] -= 1
+    tab[t, SIZE] = 0
+    if tab[t, OVER]:
+        vec[O, j] -= 1
     else:
-        m[j, k] -= 1
-        mk[k] -= 1
+        mat[M, j, k] -= 1
+        vec[MK, k] -= 1
         scal[_M_TOT] -= 1
-        if mk[k] == 0:
+        if vec[MK, k] == 0:
             scal[_K] -= 1
 
 
 @njit(cache=True, inline="always")
-def _pick_table(head, tsize, tnext, j, k, u):
+def _pick_table(mat, tab, j, k, u):
     """The table of (j, k) where the cumulative table size first exceeds ``u``
     (``0 <= u < n[j, k]``): a table drawn proportionally to its size."""
-    t = head[j, k]
-    acc = tsize[t]
+    t = mat[HEAD, j, k]
+    acc = tab[t, SIZE]
     while acc <= u:
-        t = tnext[t]
-        acc += tsize[t]
+        t = tab[t, NEXT]
+        acc += tab[t, SIZE]
     return t
 
 
 @njit(cache=True, inline="always")
-def add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
-                 j, k, rng):
+def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
     Existing table with probability proportional to its size, a new override
@@ -274,46 +277,45 @@ def add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, sca
     """
     alpha, gamma = conc[0], conc[1]
     w_over = conc[2] if (j == k and j > 0) else 0.0
-    m_tot = scal[_M_TOT]
-    w_root = alpha * (mk[k] if mk[k] > 0 else gamma) / (m_tot + gamma)
-    w_old = float(n[j, k])
+    m_k = vec[MK, k]
+    w_root = alpha * (m_k if m_k > 0 else gamma) / (scal[_M_TOT] + gamma)
+    w_old = float(mat[N, j, k])
     u = rng.random() * (w_old + w_over + w_root)
-    n[j, k] += 1
-    nj[j] += 1
+    mat[N, j, k] += 1
+    vec[NJ, j] += 1
     if u < w_old:
-        t = _pick_table(head, tsize, tnext, j, k, u)
-        tsize[t] += 1
+        t = _pick_table(mat, tab, j, k, u)
+        tab[t, SIZE] += 1
         _log_op(log, scal, _ADD_OLD, j, k, t)
     else:
-        t = _open_table(m, o, mk, head, tsize, tnext, tover, scal, j, k,
-                        1 if u < w_old + w_over else 0)
+        t = _open_table(mat, vec, tab, scal, j, k, 1 if u < w_old + w_over else 0)
         _log_op(log, scal, _ADD_NEW, j, k, t)
 
 
 @njit(cache=True, inline="always")
-def remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
-                    j, k, rng):
+def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""
-    t = _pick_table(head, tsize, tnext, j, k, rng.random() * n[j, k])
-    n[j, k] -= 1
-    nj[j] -= 1
-    if tsize[t] == 1:
-        over = tover[t]
-        _close_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t)
+    t = _pick_table(mat, tab, j, k, rng.random() * mat[N, j, k])
+    mat[N, j, k] -= 1
+    vec[NJ, j] -= 1
+    if tab[t, SIZE] == 1:
+        over = tab[t, OVER]
+        _close_table(mat, vec, tab, scal, j, k, t)
         _log_op(log, scal, _REM_LAST, j, k, over)
     else:
-        tsize[t] -= 1
+        tab[t, SIZE] -= 1
         _log_op(log, scal, _REM_OLD, j, k, t)
 
 
 @njit(cache=True, inline="always")
-def clear_log(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal):
+def clear_log(mat, vec, tab, log, scal, conc):
+    """Forget the logged operations (the move they make is accepted)."""
     scal[_N_LOG] = 0
 
 
 @njit(cache=True)
-def undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal):
+def undo(mat, vec, tab, log, scal, conc):
     """Undo every logged operation, newest first, and clear the log."""
     for i in range(scal[_N_LOG] - 1, -1, -1):
         op = log[i, 0]
@@ -321,38 +323,39 @@ def undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal):
         k = log[i, 2]
         t = log[i, 3]
         if op == _ADD_OLD:
-            tsize[t] -= 1
+            tab[t, SIZE] -= 1
         elif op == _ADD_NEW:
-            _close_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t)
+            _close_table(mat, vec, tab, scal, j, k, t)
         elif op == _REM_OLD:
-            tsize[t] += 1
+            tab[t, SIZE] += 1
         else:
-            _open_table(m, o, mk, head, tsize, tnext, tover, scal, j, k, t)  # t: override flag
+            _open_table(mat, vec, tab, scal, j, k, t)  # t holds the override flag
         d = 1 if op >= _REM_OLD else -1
-        n[j, k] += d
-        nj[j] += d
+        mat[N, j, k] += d
+        vec[NJ, j] += d
     scal[_N_LOG] = 0
 
 
 @njit(cache=True, inline="always")
-def is_free(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, k):
-    return occ[k] == 0 and mk[k] == 0 and nj[k] == 0
+def is_free(vec, k):
+    """Label ``k`` has no time step, no customer and no root table."""
+    return vec[OCC, k] == 0 and vec[MK, k] == 0 and vec[NJ, k] == 0
 
 
 @njit(cache=True, inline="always")
-def free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, start):
+def free_label(vec, start):
     """Smallest free label >= ``start`` (>= 1), or -1 when none is left."""
-    for k in range(max(start, 1), occ.shape[0]):
-        if occ[k] == 0 and mk[k] == 0 and nj[k] == 0:
+    for k in range(max(start, 1), vec.shape[1]):
+        if is_free(vec, k):
             return k
     return -1
 
 
 @njit(cache=True, inline="always")
-def n_free_labels(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal):
+def n_free_labels(vec):
     c = 0
-    for k in range(1, occ.shape[0]):
-        if occ[k] == 0 and mk[k] == 0 and nj[k] == 0:
+    for k in range(1, vec.shape[1]):
+        if is_free(vec, k):
             c += 1
     return c
 
@@ -360,41 +363,40 @@ def n_free_labels(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, sc
 @njit(cache=True)
 def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
     """Seat the customers and emissions of a complete labelled sequence."""
-    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    mat, vec, tab, log, scal, conc = s
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
-        add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
-                     j, x[t], rng)
+        add_customer(mat, vec, tab, log, scal, conc, j, x[t], rng)
         scal[_N_LOG] = 0
         update(fam, stats, x[t], Y, t, 1.0)
-        occ[x[t]] += 1
+        vec[OCC, x[t]] += 1
 
 
 @njit(cache=True)
 def log_seating_prob(s):
     """log p(s): product of the CRP seating probabilities (Makino Eq. 18-20,
     with override tables weighted by kappa)."""
-    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    mat, vec, tab, log, scal, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    C = n.shape[0]
+    C = mat.shape[1]
     lp = 0.0
     la = math.log(alpha)
     lk = math.log(kappa) if kappa > 0 else 0.0
     for j in range(C):
-        if nj[j] == 0:
+        if vec[NJ, j] == 0:
             continue
         c = alpha + (kappa if j > 0 else 0.0)
-        lp += math.lgamma(c) - math.lgamma(c + nj[j])
+        lp += math.lgamma(c) - math.lgamma(c + vec[NJ, j])
         for k in range(C):
-            t = head[j, k]
+            t = mat[HEAD, j, k]
             while t >= 0:
-                lp += math.lgamma(tsize[t]) + (lk if tover[t] else la)
-                t = tnext[t]
-    mt = scal[_M_TOT]
-    lp += math.lgamma(gamma) - math.lgamma(gamma + mt) + scal[_K] * math.log(gamma)
+                lp += math.lgamma(tab[t, SIZE]) + (lk if tab[t, OVER] else la)
+                t = tab[t, NEXT]
+    lp += (math.lgamma(gamma) - math.lgamma(gamma + scal[_M_TOT])
+           + scal[_K] * math.log(gamma))
     for k in range(C):
-        if mk[k] > 0:
-            lp += math.lgamma(mk[k])
+        if vec[MK, k] > 0:
+            lp += math.lgamma(vec[MK, k])
     return lp
 
 
@@ -405,8 +407,8 @@ def check_invariants(s, x=None, seq_first=None):
     the free list, the root counts and, given the labelled sequence, that the
     customers are exactly its transitions.
     """
-    C = s.n.shape[0]
-    P = s.tsize.shape[0]
+    C = s.mat.shape[1]
+    P = s.tab.shape[0]
     seen = np.zeros(P, bool)
     n = np.zeros((C, C), np.int64)
     m = np.zeros((C, C), np.int64)

@@ -63,6 +63,16 @@ def _cat_log_pred(stats, k, hyp, Y, t):
     return math.log((stats[k, v] + hyp[0]) / (stats[k, n_sym] + n_sym * hyp[0]))
 
 
+@njit(cache=True)
+def _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out):
+    n_sym = stats.shape[1] - 1
+    for c in range(n_labels):
+        k = labels[c]
+        log_den = math.log(stats[k, n_sym] + n_sym * hyp[0])
+        for l in range(length):
+            out[l, c] = math.log(stats[k, int(Y[start + l, 0])] + hyp[0]) - log_den
+
+
 @njit(cache=True, inline="always")
 def _cat_update(stats, k, Y, t, sign):
     stats[k, int(Y[t, 0])] += sign
@@ -120,14 +130,36 @@ def _gauss_predictive(n, mean, m2, hyp):
 
 
 @njit(cache=True, inline="always")
-def _gauss_log_pred(stats, k, hyp, Y, t):
+def _student_t(y, mu, log_norm, inv_scale, half_nu1):
+    """Student-t log density from the cached predictive of a state (scalars)."""
+    d = y - mu
+    return log_norm - half_nu1 * math.log1p(d * d * inv_scale)
+
+
+@njit(cache=True)
+def _gauss_fill_cache(stats, k, hyp):
     # columns 3..7 cache the Student-t predictive; update() invalidates it
+    stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7] = _gauss_predictive(
+        stats[k, 0], stats[k, 1], stats[k, 2], hyp)
+    stats[k, 3] = 1.0
+
+
+@njit(cache=True, inline="always")
+def _gauss_log_pred(stats, k, hyp, Y, t):
     if stats[k, 3] == 0.0:
-        stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7] = _gauss_predictive(
-            stats[k, 0], stats[k, 1], stats[k, 2], hyp)
-        stats[k, 3] = 1.0
-    d = Y[t, 0] - stats[k, 4]
-    return stats[k, 5] - stats[k, 7] * math.log1p(d * d * stats[k, 6])
+        _gauss_fill_cache(stats, k, hyp)
+    return _student_t(Y[t, 0], stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7])
+
+
+@njit(cache=True)
+def _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out):
+    for c in range(n_labels):
+        k = labels[c]
+        if stats[k, 3] == 0.0:
+            _gauss_fill_cache(stats, k, hyp)
+        mu, log_norm, inv_scale, half_nu1 = stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7]
+        for l in range(length):
+            out[l, c] = _student_t(Y[start + l, 0], mu, log_norm, inv_scale, half_nu1)
 
 
 @njit(cache=True, inline="always")
@@ -725,12 +757,29 @@ def param_loglik(fam, param, k, Y, t):
 
 
 @njit(cache=True)
+def log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out):
+    """``out[l, c] = log_pred(fam, stats, labels[c], hyp, Y, start + l)`` for
+    ``c < n_labels`` and ``l < length``: the emission matrix of a block.
+
+    One call per block instead of one per entry: the Gaussian and categorical
+    loops read the statistics as scalars, so the entries pay no reference
+    counting (see the module docstring).
+    """
+    if fam == GAUSSIAN:
+        _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out)
+    elif fam == CATEGORICAL:
+        _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out)
+    else:
+        for c in range(n_labels):
+            for l in range(length):
+                out[l, c] = _mvn_log_pred(stats, labels[c], hyp, Y, start + l)
+
+
+@njit(cache=True)
 def log_emission_matrix(fam, stats, hyp, Y):
     """``(n_timesteps, n_states)`` log predictive densities of every
     observation under every state's statistics."""
     T, K = Y.shape[0], stats.shape[0]
     out = np.empty((T, K))
-    for t in range(T):
-        for k in range(K):
-            out[t, k] = log_pred(fam, stats, k, hyp, Y, t)
+    log_pred_block(fam, stats, np.arange(K), K, hyp, Y, 0, T, out)
     return out

@@ -72,9 +72,10 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import _M_TOT, _N_FREE, _N_LOG, free_label, n_free_labels, pred_prob, undo
+from .._hcrp import (_M_TOT, _N_FREE, _N_LOG, MK, NJ, N, free_label, n_free_labels, pred_prob,
+                     undo)
 from .._messages import beam_sample, ffbs, path_log_weight
-from ..emissions import log_pred
+from ..emissions import log_pred_block
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
@@ -179,8 +180,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
     done, else the position in ``order`` to resume from after growing the
     state; ``n_visited`` sums the (step, state) pairs the beam kept.
     """
-    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
-    C = n.shape[0]
+    mat, vec, tab, log, scal, conc = s
+    C = mat.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     l_max = 1
     for i in range(bstart.shape[0]):
@@ -201,7 +202,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         L = e - b
         need = L + 2
         if (scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need
-                or n_free_labels(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal) < need):
+                or n_free_labels(vec) < need):
             return i, n_acc, n_vis
         prev = 0 if seq_first[b] else x[b - 1]
         nxt = -1 if seq_last[e - 1] else x[e]
@@ -214,18 +215,18 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
 
         # ---- 1. remove the block: reduced seating s0 ----
         scal[_N_LOG] = 0
-        log_r_old = remove_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+        log_r_old = remove_seq(mat, vec, tab, log, scal, conc,
                                stats, xo, Y, b, prev, nxt, fam, hyp, rng)
 
         # ---- 2. candidate HMM in s0 ----
         m_tot = scal[_M_TOT]
         K = 0
         for k in range(1, C):
-            if mk[k] > 0:
+            if vec[MK, k] > 0:
                 cand[K] = k
                 index[k] = K
                 K += 1
-        cand[K] = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1)  # 'new'
+        cand[K] = free_label(vec, 1)  # 'new'
         K1 = K + 1
         log_init = np.empty(K1)
         log_trans = np.empty((K1, K1))
@@ -233,18 +234,17 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         log_final = np.zeros(K1)
         for c in range(K1):
             k = cand[c]
-            log_init[c] = math.log(pred_prob(
-                n[prev, k], nj[prev], mk[k], m_tot, alpha, gamma, kappa, prev, k))
+            log_init[c] = math.log(pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
+                                             alpha, gamma, kappa, prev, k))
             for d in range(K1):
-                log_trans[c, d] = math.log(
-                    pred_prob(
-                        n[k, cand[d]], nj[k], mk[cand[d]], m_tot, alpha, gamma, kappa, k, cand[d]))
+                kd = cand[d]
+                log_trans[c, d] = math.log(pred_prob(mat[N, k, kd], vec[NJ, k], vec[MK, kd], m_tot,
+                                                     alpha, gamma, kappa, k, kd))
             if nxt > 0:
-                log_final[c] = math.log(pred_prob(
-                    n[k, nxt], nj[k], mk[nxt], m_tot, alpha, gamma, kappa, k, nxt))
-            # the 'new' column's label is free: its statistics are all zero
-            for l in range(L):
-                log_emit[l, c] = log_pred(fam, stats, k, hyp, Y, b + l)
+                log_final[c] = math.log(pred_prob(mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot,
+                                                  alpha, gamma, kappa, k, nxt))
+        # the label standing for 'new' is free: its statistics are all zero
+        log_pred_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit)
         for l in range(L):
             c = index[xo[l]]
             po[l] = c if c >= 0 else K
@@ -257,7 +257,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         log_q_old = path_log_weight(log_init, log_trans, log_emit, log_final, po)
         log_q_new = path_log_weight(log_init, log_trans, log_emit, log_final, pn)
         # Q* (and Q_old) start with x[e] when no root table serves it in s0
-        seed = nxt if nxt > 0 and mk[nxt] == 0 else 0
+        seed = nxt if nxt > 0 and vec[MK, nxt] == 0 else 0
         nq, qn = _crp_start(qlab, qcnt, seed)
         next_free = 1
         for l in range(L):
@@ -269,7 +269,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             if t < nq:
                 label = qlab[t]
             else:
-                label = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, next_free)
+                label = free_label(vec, next_free)
             if t == nq:
                 next_free = label + 1
             nq = _crp_seat(qlab, qcnt, nq, t, label)
@@ -287,7 +287,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             index[cand[c]] = -1
 
         # ---- 4. seat the proposal, accept or undo ----
-        log_r_new = add_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+        log_r_new = add_seq(mat, vec, tab, log, scal, conc,
                             stats, xn, Y, b, prev, nxt, fam, hyp, rng)
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
@@ -296,8 +296,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             n_acc += 1
             scal[_N_LOG] = 0
         else:
-            undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal)
-            move_emissions(occ, stats, Y, b, xn, xo, fam)
+            undo(mat, vec, tab, log, scal, conc)
+            move_emissions(vec, stats, Y, b, xn, xo, fam)
     return order.shape[0], n_acc, n_vis
 
 

@@ -26,9 +26,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_FREE, _N_LOG, add_customer, free_label, pred_prob,
-                     remove_customer, undo)
-from ..emissions import log_pred, update
+from .._hcrp import (_M_TOT, _N_FREE, _N_LOG, MK, NJ, OCC, N, add_customer, free_label,
+                     pred_prob, remove_customer, undo)
+from ..emissions import log_pred, log_pred_block, update
 from ._collapsed import finish_sweep, init_collapsed
 
 __all__ = ["init", "step"]
@@ -42,14 +42,14 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
     Returns ``(stop, n_accepted)``: ``stop == len(order)`` when done, else
     the position in ``order`` to resume from after growing the state.
     """
-    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    mat, vec, tab, log, scal, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     n_acc = 0
-    C = n.shape[0]
+    C = mat.shape[1]
     for i in range(start, order.shape[0]):
         if scal[_N_FREE] < 8:
             return i, n_acc
-        fresh = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1)
+        fresh = free_label(vec, 1)
         if fresh < 0:
             return i, n_acc
         t = order[i]
@@ -60,38 +60,39 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         # ---- remove (Algorithm 5, reverse order of addition) ----
         log_r_old = 0.0
         if q > 0:
-            remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+            remove_customer(mat, vec, tab, log, scal, conc,
                             old, q, rng)
-            log_r_old += math.log(pred_prob(
-                n[old, q], nj[old], mk[q], scal[_M_TOT], alpha, gamma, kappa, old, q))
+            log_r_old += math.log(pred_prob(mat[N, old, q], vec[NJ, old], vec[MK, q], scal[_M_TOT],
+                                            alpha, gamma, kappa, old, q))
         update(fam, stats, old, Y, t, -1.0)
-        occ[old] -= 1
+        vec[OCC, old] -= 1
         log_r_old += log_pred(fam, stats, old, hyp, Y, t)
-        remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+        remove_customer(mat, vec, tab, log, scal, conc,
                         p, old, rng)
-        log_r_old += math.log(pred_prob(
-            n[p, old], nj[p], mk[old], scal[_M_TOT], alpha, gamma, kappa, p, old))
-        if occ[old] == 0 and mk[old] == 0 and nj[old] == 0:
+        log_r_old += math.log(pred_prob(mat[N, p, old], vec[NJ, p], vec[MK, old], scal[_M_TOT],
+                                        alpha, gamma, kappa, p, old))
+        if vec[OCC, old] == 0 and vec[MK, old] == 0 and vec[NJ, old] == 0:
             fresh = old
         # ---- proposal, Eq. (33): w_k = p(k|s_p) p(q|s_k) f_k(y_t) ----
         nc = 0
-        mx = -np.inf
         m_tot = scal[_M_TOT]
         for k in range(1, C):
-            if mk[k] > 0 or k == q or k == fresh:
+            if vec[MK, k] > 0 or k == q or k == fresh:
                 cand[nc] = k
-                lp = log_pred(fam, stats, k, hyp, Y, t)
-                logw[nc] = lp
-                if lp > mx:
-                    mx = lp
-                tr = pred_prob(n[p, k], nj[p], mk[k], m_tot, alpha, gamma, kappa, p, k)
+                tr = pred_prob(mat[N, p, k], vec[NJ, p], vec[MK, k], m_tot,
+                               alpha, gamma, kappa, p, k)
                 if q > 0:
-                    tr *= pred_prob(n[k, q], nj[k], mk[q], m_tot, alpha, gamma, kappa, k, q)
+                    tr *= pred_prob(mat[N, k, q], vec[NJ, k], vec[MK, q], m_tot,
+                                    alpha, gamma, kappa, k, q)
                 trans[nc] = tr
                 nc += 1
+        log_pred_block(fam, stats, cand, nc, hyp, Y, t, 1, logw)
+        mx = -np.inf
+        for c in range(nc):
+            mx = max(mx, logw[0, c])
         tot = 0.0
         for c in range(nc):
-            trans[c] *= math.exp(logw[c] - mx)
+            trans[c] *= math.exp(logw[0, c] - mx)
             tot += trans[c]
         u = rng.random() * tot
         acc = 0.0
@@ -108,17 +109,17 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
             if cand[c] == old:
                 w_old = trans[c]
         # ---- add back with the proposed state ----
-        log_r_new = math.log(pred_prob(
-            n[p, new], nj[p], mk[new], scal[_M_TOT], alpha, gamma, kappa, p, new))
-        add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+        log_r_new = math.log(pred_prob(mat[N, p, new], vec[NJ, p], vec[MK, new], scal[_M_TOT],
+                                       alpha, gamma, kappa, p, new))
+        add_customer(mat, vec, tab, log, scal, conc,
                      p, new, rng)
         log_r_new += log_pred(fam, stats, new, hyp, Y, t)
         update(fam, stats, new, Y, t, 1.0)
-        occ[new] += 1
+        vec[OCC, new] += 1
         if q > 0:
-            log_r_new += math.log(pred_prob(
-                n[new, q], nj[new], mk[q], scal[_M_TOT], alpha, gamma, kappa, new, q))
-            add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+            log_r_new += math.log(pred_prob(mat[N, new, q], vec[NJ, new], vec[MK, q], scal[_M_TOT],
+                                            alpha, gamma, kappa, new, q))
+            add_customer(mat, vec, tab, log, scal, conc,
                          new, q, rng)
         log_ratio = log_r_new - log_r_old + math.log(w_old) - math.log(w_new)
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
@@ -126,11 +127,11 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
             n_acc += 1
             scal[_N_LOG] = 0
         else:
-            undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal)
+            undo(mat, vec, tab, log, scal, conc)
             update(fam, stats, new, Y, t, -1.0)
-            occ[new] -= 1
+            vec[OCC, new] -= 1
             update(fam, stats, old, Y, t, 1.0)
-            occ[old] += 1
+            vec[OCC, old] += 1
     return order.shape[0], n_acc
 
 
@@ -146,9 +147,9 @@ def step(state, problem, rng):
     pos, n_acc = 0, 0
     while pos < T:
         state.ensure_capacity(labels=2, tables=8, log=8)
-        C = state.seating.n.shape[0]
+        C = state.seating.mat.shape[1]
         cand = np.empty(C + 1, np.int64)
-        logw = np.empty(C + 1)
+        logw = np.empty((1, C + 1))
         trans = np.empty(C + 1)
         pos, acc = _gibbs_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,

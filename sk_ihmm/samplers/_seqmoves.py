@@ -35,20 +35,20 @@ import math
 
 from numba import njit
 
-from .._hcrp import _M_TOT, add_customer, pred_prob, remove_customer
+from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_prob, remove_customer
 from ..emissions import log_pred, update
 
 __all__ = ["remove_seq", "add_seq", "move_emissions"]
 
 
 @njit(cache=True, inline="always")
-def remove_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+def remove_seq(mat, vec, tab, log, scal, conc,
                stats, xb, Y, b, prev, nxt, fam, hyp, rng):
     """Remove the customers and emissions of a block (Makino Algorithm 6).
 
     Parameters
     ----------
-    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal : ndarray
+    mat, vec, tab, log, scal, conc : ndarray
         The seating (:class:`sk_ihmm._hcrp.Seating`, unpacked), modified in
         place; changes are appended to the undo log.
     stats : ndarray of shape (capacity, n_stats)
@@ -78,28 +78,29 @@ def remove_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
         emissions, each evaluated right after its own removal.
     """
     L = xb.shape[0]
+    last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     log_r = 0.0
     if nxt > 0:
-        remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
-                        xb[L - 1], nxt, rng)
-        log_r += math.log(pred_prob(
-            n[xb[L - 1], nxt], nj[xb[L - 1]], mk[nxt], scal[_M_TOT], alpha, gamma, kappa, xb[L - 1], nxt))
+        remove_customer(mat, vec, tab, log, scal, conc,
+                        last, nxt, rng)
+        log_r += math.log(pred_prob(mat[N, last, nxt], vec[NJ, last], vec[MK, nxt],
+                                    scal[_M_TOT], alpha, gamma, kappa, last, nxt))
     for l in range(L - 1, -1, -1):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
         update(fam, stats, k, Y, b + l, -1.0)
-        occ[k] -= 1
+        vec[OCC, k] -= 1
         log_r += log_pred(fam, stats, k, hyp, Y, b + l)
-        remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+        remove_customer(mat, vec, tab, log, scal, conc,
                         j, k, rng)
-        log_r += math.log(pred_prob(
-            n[j, k], nj[j], mk[k], scal[_M_TOT], alpha, gamma, kappa, j, k))
+        log_r += math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
+                                    alpha, gamma, kappa, j, k))
     return log_r
 
 
 @njit(cache=True, inline="always")
-def add_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+def add_seq(mat, vec, tab, log, scal, conc,
             stats, xb, Y, b, prev, nxt, fam, hyp, rng):
     """Add the customers and emissions of a block (Makino Algorithm 7).
 
@@ -113,28 +114,29 @@ def add_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
         emissions, each evaluated right before its own addition.
     """
     L = xb.shape[0]
+    last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     log_r = 0.0
     for l in range(L):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
-        log_r += math.log(pred_prob(
-            n[j, k], nj[j], mk[k], scal[_M_TOT], alpha, gamma, kappa, j, k))
-        add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+        log_r += math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
+                                    alpha, gamma, kappa, j, k))
+        add_customer(mat, vec, tab, log, scal, conc,
                      j, k, rng)
         log_r += log_pred(fam, stats, k, hyp, Y, b + l)
         update(fam, stats, k, Y, b + l, 1.0)
-        occ[k] += 1
+        vec[OCC, k] += 1
     if nxt > 0:
-        log_r += math.log(pred_prob(
-            n[xb[L - 1], nxt], nj[xb[L - 1]], mk[nxt], scal[_M_TOT], alpha, gamma, kappa, xb[L - 1], nxt))
-        add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
-                     xb[L - 1], nxt, rng)
+        log_r += math.log(pred_prob(mat[N, last, nxt], vec[NJ, last], vec[MK, nxt],
+                                    scal[_M_TOT], alpha, gamma, kappa, last, nxt))
+        add_customer(mat, vec, tab, log, scal, conc,
+                     last, nxt, rng)
     return log_r
 
 
 @njit(cache=True, inline="always")
-def move_emissions(occ, stats, Y, b, x_from, x_to, fam):
+def move_emissions(vec, stats, Y, b, x_from, x_to, fam):
     """Move the emissions of steps ``b ..`` from labels ``x_from`` to ``x_to``.
 
     Updates the statistics and occupancies only (no customers); used to
@@ -143,6 +145,6 @@ def move_emissions(occ, stats, Y, b, x_from, x_to, fam):
     """
     for l in range(x_from.shape[0]):
         update(fam, stats, x_from[l], Y, b + l, -1.0)
-        occ[x_from[l]] -= 1
+        vec[OCC, x_from[l]] -= 1
         update(fam, stats, x_to[l], Y, b + l, 1.0)
-        occ[x_to[l]] += 1
+        vec[OCC, x_to[l]] += 1

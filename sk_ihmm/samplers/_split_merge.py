@@ -114,10 +114,10 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_LOG, add_customer, free_label, pred_prob, remove_customer,
-                     undo)
+from .._hcrp import (_M_TOT, _N_LOG, MK, NJ, OCC, N, add_customer, free_label, pred_prob,
+                     remove_customer, undo)
 from .._messages import path_log_weight
-from ..emissions import Categorical, log_pred, update
+from ..emissions import Categorical, log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
@@ -167,33 +167,34 @@ def _find_fragments(x, seq_first, t1, t2, a, b, fb, fe):
 
 @njit(cache=True)
 def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
-                    log_init, log_trans, log_emit, log_final):
+                    log_init, log_trans, log_emit, log_final, pair):
     """Two-state HMM over the labels ``(k0, k1)`` for the fragment ``b .. b + L - 1``.
 
     Weights are the HCRP predictives of the current seating: ``log_init[c] =
     log p(k_c | restaurant prev)``, ``log_trans[c, d] = log p(k_d | k_c)``,
     ``log_final[c] = log p(nxt | k_c)`` (0 when ``nxt < 0``: nothing follows)
     and ``log_emit[l, c]`` the posterior predictive of ``Y[b + l]`` under
-    ``k_c``.
+    ``k_c``. ``pair`` is a work array of two labels.
     """
-    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    mat, vec, tab, log, scal, conc = s
     m_tot = scal[_M_TOT]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for c in range(2):
         k = k0 if c == 0 else k1
-        log_init[c] = math.log(pred_prob(
-            n[prev, k], nj[prev], mk[k], m_tot, alpha, gamma, kappa, prev, k))
-        log_trans[c, 0] = math.log(pred_prob(
-            n[k, k0], nj[k], mk[k0], m_tot, alpha, gamma, kappa, k, k0))
-        log_trans[c, 1] = math.log(pred_prob(
-            n[k, k1], nj[k], mk[k1], m_tot, alpha, gamma, kappa, k, k1))
+        log_init[c] = math.log(pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
+                                         alpha, gamma, kappa, prev, k))
+        log_trans[c, 0] = math.log(pred_prob(mat[N, k, k0], vec[NJ, k], vec[MK, k0], m_tot,
+                                             alpha, gamma, kappa, k, k0))
+        log_trans[c, 1] = math.log(pred_prob(mat[N, k, k1], vec[NJ, k], vec[MK, k1], m_tot,
+                                             alpha, gamma, kappa, k, k1))
         if nxt > 0:
-            log_final[c] = math.log(pred_prob(
-                n[k, nxt], nj[k], mk[nxt], m_tot, alpha, gamma, kappa, k, nxt))
+            log_final[c] = math.log(pred_prob(mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot,
+                                              alpha, gamma, kappa, k, nxt))
         else:
             log_final[c] = 0.0
-        for l in range(L):
-            log_emit[l, c] = log_pred(fam, stats, k, hyp, Y, b + l)
+    pair[0] = k0
+    pair[1] = k1
+    log_pred_block(fam, stats, pair, 2, hyp, Y, b, L, log_emit)
 
 
 @njit(cache=True, inline="always")
@@ -248,13 +249,14 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     accepted, merges tried and accepted, merges rejected early.
     """
     T = x.shape[0]
-    n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal = s
+    mat, vec, tab, log, scal, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     log_init = np.empty(2)
     log_trans = np.empty((2, 2))
     log_final = np.empty(2)
+    pair = np.empty(2, np.int64)
     for trial in range(start, n_trials):
-        if free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1) < 0:
+        if free_label(vec, 1) < 0:
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
         t1 = min(int(rng.random() * T), T - 1)
@@ -294,47 +296,47 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
             nxt = -1 if seq_last[fe_ - 1] else x[fe_]
             for l in range(L):
                 xsave[fb_ + l] = x[fb_ + l]
-            log_r_old += remove_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+            log_r_old += remove_seq(mat, vec, tab, log, scal, conc,
                                     stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
             if not split:
                 le = emit_buf[:L]
                 pth = path_buf[:L]
                 _restricted_hmm(s, stats, Y, fb_, L, prev, nxt, b, a, fam, hyp,
-                                log_init, log_trans, le, log_final)
+                                log_init, log_trans, le, log_final, pair)
                 for l in range(L):
                     pth[l] = 0 if x[fb_ + l] == b else 1
                 log_z = _two_state_forward(log_init, log_trans, le, log_final, fwd_buf[:L])
                 log_q_old += path_log_weight(log_init, log_trans, le, log_final, pth) - log_z
         xsave[t1] = b
         update(fam, stats, b, Y, t1, -1.0)
-        occ[b] -= 1
+        vec[OCC, b] -= 1
         log_r_old += log_pred(fam, stats, b, hyp, Y, t1)
         if has_in:
-            remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, j_in, b, rng)
-            log_r_old += math.log(pred_prob(
-                n[j_in, b], nj[j_in], mk[b], scal[_M_TOT], alpha, gamma, kappa, j_in, b))
+            remove_customer(mat, vec, tab, log, scal, conc, j_in, b, rng)
+            log_r_old += math.log(pred_prob(mat[N, j_in, b], vec[NJ, j_in], vec[MK, b],
+                                            scal[_M_TOT], alpha, gamma, kappa, j_in, b))
         if has_out:
-            remove_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, b, k_out, rng)
-            log_r_old += math.log(pred_prob(
-                n[b, k_out], nj[b], mk[k_out], scal[_M_TOT], alpha, gamma, kappa, b, k_out))
+            remove_customer(mat, vec, tab, log, scal, conc, b, k_out, rng)
+            log_r_old += math.log(pred_prob(mat[N, b, k_out], vec[NJ, b], vec[MK, k_out],
+                                            scal[_M_TOT], alpha, gamma, kappa, b, k_out))
 
         # ---- 3. t1 with its new label, then F_1 .. F_U ----
         if split:
-            c = free_label(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, 1)
+            c = free_label(vec, 1)
         else:
             c = a
         x[t1] = c
         log_r_new = log_pred(fam, stats, c, hyp, Y, t1)
         update(fam, stats, c, Y, t1, 1.0)
-        occ[c] += 1
+        vec[OCC, c] += 1
         if has_out:
-            log_r_new += math.log(pred_prob(
-                n[c, k_out], nj[c], mk[k_out], scal[_M_TOT], alpha, gamma, kappa, c, k_out))
-            add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, c, k_out, rng)
+            log_r_new += math.log(pred_prob(mat[N, c, k_out], vec[NJ, c], vec[MK, k_out],
+                                            scal[_M_TOT], alpha, gamma, kappa, c, k_out))
+            add_customer(mat, vec, tab, log, scal, conc, c, k_out, rng)
         if has_in:
-            log_r_new += math.log(pred_prob(
-                n[j_in, c], nj[j_in], mk[c], scal[_M_TOT], alpha, gamma, kappa, j_in, c))
-            add_customer(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal, j_in, c, rng)
+            log_r_new += math.log(pred_prob(mat[N, j_in, c], vec[NJ, j_in], vec[MK, c],
+                                            scal[_M_TOT], alpha, gamma, kappa, j_in, c))
+            add_customer(mat, vec, tab, log, scal, conc, j_in, c, rng)
         log_q_new = 0.0
         n_added = U
         for i in range(U):
@@ -347,7 +349,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                 le = emit_buf[:L]
                 pth = path_buf[:L]
                 _restricted_hmm(s, stats, Y, fb_, L, prev, nxt, c, a, fam, hyp,
-                                log_init, log_trans, le, log_final)
+                                log_init, log_trans, le, log_final, pair)
                 log_z = _two_state_forward(log_init, log_trans, le, log_final, fwd_buf[:L])
                 _two_state_backward(log_trans, log_final, fwd_buf[:L], rng, pth)
                 log_q_new += path_log_weight(log_init, log_trans, le, log_final, pth) - log_z
@@ -362,7 +364,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                     break
                 for l in range(L):
                     x[fb_ + l] = a
-            log_r_new += add_seq(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal,
+            log_r_new += add_seq(mat, vec, tab, log, scal, conc,
                                  stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
 
         # ---- 4. accept, or restore the exact old state ----
@@ -379,23 +381,23 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
             else:
                 counts[_ACC_MERGE] += 1
         else:
-            undo(n, m, o, nj, mk, occ, head, tsize, tnext, tover, log, conc, scal)
+            undo(mat, vec, tab, log, scal, conc)
             update(fam, stats, c, Y, t1, -1.0)
-            occ[c] -= 1
+            vec[OCC, c] -= 1
             update(fam, stats, b, Y, t1, 1.0)
-            occ[b] += 1
+            vec[OCC, b] += 1
             x[t1] = b
             for i in range(U):
                 f = order[i]
                 fb_, fe_ = fb[f], fe[f]
                 if i < n_added:
-                    move_emissions(occ, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam)
+                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam)
                     for t in range(fb_, fe_):
                         x[t] = xsave[t]
                 else:
                     for t in range(fb_, fe_):
                         update(fam, stats, x[t], Y, t, 1.0)
-                        occ[x[t]] += 1
+                        vec[OCC, x[t]] += 1
     return n_trials
 
 
