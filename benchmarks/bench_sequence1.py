@@ -20,22 +20,26 @@ Categorical emissions with a symmetric Dirichlet(0.5) prior; ``alpha`` and
 priors; ``kappa = 0``; blocks of the automatic size for ``rcd_blocked`` /
 ``rcd_beam``.
 
-Samplers: ``rcd_gibbs``, ``rcd_blocked``, ``rcd_beam`` and ``rcd_beam`` with 3
-and 25 split-merge trials per sweep (``split_merge``). The table gives the
-mean, quartiles and fraction of runs whose MI exceeds that of the 5-state
-optimum (the MI of the symbols themselves with the truth, 1.5596 nats; the
-8-state truth has ln 8 = 2.0794 nats), the mean final number of states,
-sweeps per run and the split/merge acceptance rates. Raw values go to
+Samplers: ``rcd_gibbs``, ``rcd_blocked``, ``rcd_beam``, ``rcd_beam`` with 3
+and 25 split-merge trials per sweep (``split_merge``) and ``pgas``. The table
+gives the mean, quartiles and fraction of runs whose MI exceeds that of the
+5-state optimum (the MI of the symbols themselves with the truth, 1.5596
+nats; the 8-state truth has ln 8 = 2.0794 nats), the mean final number of
+states, sweeps per run, CPU ms per sweep (the header gives a numba FFBS pass
+at K=8, T=500 for scale) and the split/merge acceptance rates. A last row
+fits hmmlearn's ``CategoricalHMM`` (best of 3 EM restarts) for K = 3..12 on
+the even tenths of the sequence, picks K by the log-likelihood of the odd
+tenths and gives the MI of its Viterbi path (skipped without hmmlearn). Raw values go to
 ``benchmarks/results/sequence1_mi.csv`` (``sequence1_mi_random.csv`` with
 ``--init random``).
 
 Usage::
 
     python benchmarks/bench_sequence1.py [--runs 20] [--budget 10] [--jobs 1]
-        [--T 500] [--init pf] [--samplers rcd_gibbs rcd_blocked rcd_beam sm3 sm25]
+        [--T 500] [--init pf] [--samplers rcd_gibbs rcd_blocked rcd_beam sm3 sm25 pgas]
 
-Default budget: 20 runs x 10 CPU seconds for each of the 5 samplers
-(1000 CPU seconds of sampling in all; ``--jobs`` runs that many processes in
+Default budget: 20 runs x 10 CPU seconds for each of the 6 samplers
+(1200 CPU seconds of sampling in all; ``--jobs`` runs that many processes in
 parallel, each run still gets its own CPU budget).
 """
 
@@ -65,6 +69,7 @@ CONFIGS = {
     "rcd_beam": ("rcd_beam", {}),
     "sm3": ("split_merge", {"base_sampler": "rcd_beam", "split_merge_trials": 3}),
     "sm25": ("split_merge", {"base_sampler": "rcd_beam", "split_merge_trials": 25}),
+    "pgas": ("pgas", {}),
 }
 LABELS = {
     "rcd_gibbs": "rcd_gibbs",
@@ -72,6 +77,7 @@ LABELS = {
     "rcd_beam": "rcd_beam",
     "sm3": "rcd_beam+SM 3/sweep",
     "sm25": "rcd_beam+SM 25/sweep",
+    "pgas": "pgas (N=10)",
 }
 
 
@@ -147,7 +153,8 @@ def run_all(configs, runs, budget, n_timesteps=500, seed=0, jobs=1, init="pf"):
 def summarize(records, configs, mi_5):
     """One text table: MI mean and quartiles, fraction above the 5-state MI..."""
     head = (f"{'sampler':22} {'runs':>4} {'MI mean':>8} {'q25':>6} {'median':>6} {'q75':>6} "
-            f"{'>5-state':>8} {'K':>5} {'sweeps':>7} {'split acc':>9} {'merge acc':>9}")
+            f"{'>5-state':>8} {'K':>5} {'sweeps':>7} {'ms/sweep':>8} {'split acc':>9} "
+            f"{'merge acc':>9}")
     lines = [head]
     for c in configs:
         rec = [r for r in records if r["sampler"] == c]
@@ -160,9 +167,31 @@ def summarize(records, configs, mi_5):
         lines.append(
             f"{LABELS[c]:22} {len(rec):4d} {mi.mean():8.4f} {q25:6.3f} {q50:6.3f} {q75:6.3f} "
             f"{above:8.2f} {np.mean([r['n_states'] for r in rec]):5.2f} "
-            f"{np.mean([r['sweeps'] for r in rec]):7.0f} {fmt(sa)} {fmt(ma)}"
+            f"{np.mean([r['sweeps'] for r in rec]):7.0f} "
+            f"{1e3 * np.sum([r['seconds'] for r in rec]) / np.sum([r['sweeps'] for r in rec]):8.2f} "
+            f"{fmt(sa)} {fmt(ma)}"
         )
     return "\n".join(lines)
+
+
+def hmmlearn_row(n_timesteps, mi_5):
+    """hmmlearn CategoricalHMM, K by held-out likelihood: one table row."""
+    sys.path.insert(0, HERE)
+    from bench_real import _hmmlearn, block_split, hmm_fit, hmm_select
+    hmm = _hmmlearn()
+    if hmm is None:
+        return f"{'hmmlearn CategoricalHMM':22} skipped (hmmlearn not installed)"
+    X, truth = make_sequence1(n_timesteps)
+    X = X.astype(np.int64)
+    t0 = time.process_time()
+    (fit_idx, fit_len), (val_idx, val_len) = block_split(n_timesteps)
+    K, _ = hmm_select(hmm, "categorical", range(3, 13), X[fit_idx], X[val_idx], fit_len,
+                      val_len, n_features=5)
+    model = hmm_fit(hmm, "categorical", K, X, n_features=5)
+    mi = mutual_information(truth, model.predict(X))
+    return (f"{'hmmlearn CategoricalHMM':22} {'EM':>4} {mi:8.4f} {'':6} {'':6} {'':6} "
+            f"{float(mi > mi_5 + 1e-6):8.2f} {K:5d}   (K by held-out LL; "
+            f"{time.process_time() - t0:.1f} s CPU)")
 
 
 def save_csv(records, path):
@@ -196,12 +225,16 @@ def main(argv=None):
            f"--samplers {' '.join(args.samplers)}")
     print(cmd)
     _, _, mi_5 = sequence1_problem(args.T)
+    sys.path.insert(0, HERE)
+    from bench_ffbs_reference import ffbs_ms_per_pass
     print(f"# budget: {args.runs} runs x {args.budget:g} CPU s per sampler; "
-          f"MI of the 5-state optimum {mi_5:.4f}, of the truth {np.log(8):.4f} nats", flush=True)
+          f"MI of the 5-state optimum {mi_5:.4f}, of the truth {np.log(8):.4f} nats; "
+          f"one FFBS pass at K=8, T={args.T}: {ffbs_ms_per_pass(args.T, 8):.3f} ms", flush=True)
     t0 = time.time()
     records = run_all(args.samplers, args.runs, args.budget, args.T, args.seed, args.jobs,
                       args.init)
     print(summarize(records, args.samplers, mi_5))
+    print(hmmlearn_row(args.T, mi_5))
     print(f"# wall time {time.time() - t0:.0f} s; raw values: {args.out}")
     save_csv(records, args.out)
 

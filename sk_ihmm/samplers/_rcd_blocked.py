@@ -81,8 +81,12 @@ from ._seqmoves import add_seq, move_emissions, remove_seq
 
 __all__ = ["init", "step_blocked", "step_beam", "DEFAULT_BLOCK_SIZE"]
 
-#: Block length used when ``options["block_size"]`` is ``None``.
-DEFAULT_BLOCK_SIZE = 8
+#: Block length used when ``options["block_size"]`` is ``None``. On the
+#: 4- and 10-state Gaussian data (T=4000) a sweep with blocks of 32 costs
+#: 0.4-0.6 of one with blocks of 8 (the per-block work -- the candidate
+#: matrix, the proposal bookkeeping -- is paid four times less often) while
+#: the acceptance rate per block stays >= 0.99 (0.99-1.0 with 8).
+DEFAULT_BLOCK_SIZE = 32
 
 
 @njit(cache=True)
