@@ -63,7 +63,8 @@ def commands(quick, samplers_budget):
     ]
     seq1 = os.path.join(HERE, "bench_sequence1.py")
     if os.path.exists(seq1):
-        cmds.append(("sequence1", ["bench_sequence1.py"] + _sequence1_args(seq1, quick)))
+        cmds.append(("sequence1", ["bench_sequence1.py", "--jobs", "2"]
+                      + _sequence1_args(seq1, quick)))
     return cmds
 
 
