@@ -8,6 +8,7 @@ from sk_ihmm.emissions import (
     Gaussian,
     MultivariateGaussian,
     log_pred,
+    log_pred_block,
     make_emission,
     param_loglik,
     sample_param,
@@ -96,3 +97,21 @@ def test_make_emission():
     assert make_emission(g) is g
     with pytest.raises(ValueError, match="Unknown emission"):
         make_emission("poisson")
+
+
+@pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_log_pred_block_matches_log_pred(family, Y, dim):
+    """The block kernel gives entry by entry what log_pred gives, for labels
+    in any order (a free, all-zero label included), and touches only
+    ``out[:length, :n_labels]``."""
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    stats = np.zeros((4, family._n_stats(dim)))
+    for t in range(T):
+        update(fam, stats, 1 + t % 2, Y, t, 1.0)        # labels 1 and 2; 3 stays free
+    labels = np.array([2, 3, 1, 2], np.int64)
+    out = np.full((T, 5), 7.0)
+    log_pred_block(fam, stats, labels, 3, hyp, Y, 1, T - 2, out)
+    expect = np.array([[log_pred(fam, stats, k, hyp, Y, t) for k in labels[:3]]
+                       for t in range(1, T - 1)])
+    np.testing.assert_allclose(out[:T - 2, :3], expect, rtol=1e-12)
+    assert np.all(out[T - 2:] == 7.0) and np.all(out[:, 3:] == 7.0)
