@@ -92,6 +92,11 @@ def test_log_seating_prob_matches_sequential_probabilities():
             c = alpha + (kappa if j > 0 else 0.0)
             denom = s.nj[j] + c
             m_tot, mk = s.scal[0], s.mk[k]
+            # the predictive of the customer is the sum over where it may sit
+            p0 = (mk if mk > 0 else gamma) / (m_tot + gamma)
+            sticky = kappa if j == k else 0.0
+            expect = (s.n[j, k] + alpha * p0 + sticky) / denom
+            assert np.isclose(_hcrp.get_prob(*s, j, k), expect, rtol=1e-12)
             _hcrp.add_customer(*s, j, k, rng)
             op, t = s.log[0, 0], s.log[0, 3]
             _hcrp.clear_log(*s)
