@@ -38,8 +38,9 @@ The seating is six arrays, the fields of the :class:`Seating` named tuple:
 * ``scal`` ``(6,)`` int64: totals, see ``_M_TOT`` .. ``_N_TABLES``;
 * ``conc`` ``(3,)`` float64: ``alpha, gamma, kappa``.
 
-Kernels take these six arrays as arguments (a sampler kernel unpacks its
-``Seating`` once: ``mat, vec, tab, log, scal, conc = s``). Numba takes a
+The table routines take these six arrays as arguments (a sampler kernel
+unpacks its ``Seating`` once: ``mat, vec, tab, log, scal, conc = s``); the
+label queries take ``vec`` alone and :func:`pred_prob` the counts it reads. Numba takes a
 reference count -- an atomic increment and decrement -- for every field read
 from a named tuple and for every array an inlined function binds, and inside
 loops that call other compiled code it cannot elide them; a few arrays
@@ -168,7 +169,7 @@ def _in_use_mask(s):
 
 
 # --------------------------------------------------------------------------
-# numba kernels: every one takes the seating unpacked (module docstring)
+# numba kernels: they take the seating unpacked (module docstring)
 # --------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
