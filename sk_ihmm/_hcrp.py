@@ -105,8 +105,10 @@ def new_seating(n_labels, n_tables, n_log, alpha, gamma, kappa):
     mat = np.zeros((3, C, C), np.int64)
     mat[HEAD] = -1
     tab = np.zeros((P, 3), np.int64)
-    tab[:, NEXT] = np.arange(1, P + 1)
-    tab[-1, NEXT] = -1
+    nxt = tab[:, NEXT]           # free list 0 -> 1 -> ... -> P-1, built in place
+    nxt[:] = 1
+    np.cumsum(nxt, out=nxt)
+    nxt[-1] = -1
     scal = np.zeros(6, dtype=np.int64)
     scal[_FREE] = 0
     scal[_N_FREE] = P

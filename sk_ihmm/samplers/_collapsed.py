@@ -65,7 +65,9 @@ def init_collapsed(problem, x0, rng):
     """Seat the labelled sequence ``x0`` (labels >= 1) customer by customer."""
     x = np.ascontiguousarray(x0, dtype=np.int64).copy()
     C = max(16, 2 * int(x.max()) + 2)
-    s = _hcrp.new_seating(C, 2 * x.shape[0] + 16, 64, *problem.conc0)
+    # a table holds at least one customer and there is one customer per time
+    # step, so T slots always suffice (kernels still report and grow if short)
+    s = _hcrp.new_seating(C, x.shape[0] + 16, 64, *problem.conc0)
     stats = np.zeros((C, problem.n_stats))
     _hcrp.seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.fam, rng)
     state = CollapsedState(x, s, stats)

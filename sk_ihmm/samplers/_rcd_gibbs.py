@@ -143,7 +143,7 @@ def init(problem, x0, rng):
 def step(state, problem, rng):
     """One sweep: every time step once in random order, then hyperparameters."""
     T = state.x.shape[0]
-    order = rng.permutation(T).astype(np.int64)
+    order = rng.permutation(T).astype(np.int64, copy=False)
     pos, n_acc = 0, 0
     while pos < T:
         state.ensure_capacity(labels=2, tables=8, log=8)

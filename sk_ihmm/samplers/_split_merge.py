@@ -114,8 +114,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_LOG, MK, NJ, OCC, N, add_customer, free_label, pred_prob,
-                     remove_customer, undo)
+from .._hcrp import (_M_TOT, _N_LOG, _N_TABLES, MK, NJ, OCC, N, add_customer, free_label,
+                     pred_prob, remove_customer, undo)
 from .._messages import path_log_weight
 from ..emissions import Categorical, log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs
@@ -440,8 +440,10 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     path_buf = np.empty(T, np.int64)
     done = 0
     while done < n_trials:
-        # <= T customers and tables at any time, <= 2 T logged operations
-        state.ensure_capacity(labels=2, tables=T, log=2 * T + 8)
+        # <= T customers, hence <= T tables, at any time: the free slots must
+        # cover T minus those in use; <= 2 T logged operations
+        in_use = int(state.seating.scal[_N_TABLES])
+        state.ensure_capacity(labels=2, tables=T - in_use + 8, log=2 * T + 8)
         done = _sm_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
             problem.seq_last, int(n_trials), done, problem.fam, problem.hyp,
