@@ -60,15 +60,13 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         # ---- remove (Algorithm 5, reverse order of addition) ----
         log_r_old = 0.0
         if q > 0:
-            remove_customer(mat, vec, tab, log, scal, conc,
-                            old, q, rng)
+            remove_customer(mat, vec, tab, log, scal, conc, old, q, rng)
             log_r_old += math.log(pred_prob(mat[N, old, q], vec[NJ, old], vec[MK, q], scal[_M_TOT],
                                             alpha, gamma, kappa, old, q))
         update(fam, stats, old, Y, t, -1.0)
         vec[OCC, old] -= 1
         log_r_old += log_pred(fam, stats, old, hyp, Y, t)
-        remove_customer(mat, vec, tab, log, scal, conc,
-                        p, old, rng)
+        remove_customer(mat, vec, tab, log, scal, conc, p, old, rng)
         log_r_old += math.log(pred_prob(mat[N, p, old], vec[NJ, p], vec[MK, old], scal[_M_TOT],
                                         alpha, gamma, kappa, p, old))
         if vec[OCC, old] == 0 and vec[MK, old] == 0 and vec[NJ, old] == 0:
@@ -111,16 +109,14 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         # ---- add back with the proposed state ----
         log_r_new = math.log(pred_prob(mat[N, p, new], vec[NJ, p], vec[MK, new], scal[_M_TOT],
                                        alpha, gamma, kappa, p, new))
-        add_customer(mat, vec, tab, log, scal, conc,
-                     p, new, rng)
+        add_customer(mat, vec, tab, log, scal, conc, p, new, rng)
         log_r_new += log_pred(fam, stats, new, hyp, Y, t)
         update(fam, stats, new, Y, t, 1.0)
         vec[OCC, new] += 1
         if q > 0:
             log_r_new += math.log(pred_prob(mat[N, new, q], vec[NJ, new], vec[MK, q], scal[_M_TOT],
                                             alpha, gamma, kappa, new, q))
-            add_customer(mat, vec, tab, log, scal, conc,
-                         new, q, rng)
+            add_customer(mat, vec, tab, log, scal, conc, new, q, rng)
         log_ratio = log_r_new - log_r_old + math.log(w_old) - math.log(w_new)
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
             x[t] = new

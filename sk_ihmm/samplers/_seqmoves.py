@@ -82,8 +82,7 @@ def remove_seq(mat, vec, tab, log, scal, conc,
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     log_r = 0.0
     if nxt > 0:
-        remove_customer(mat, vec, tab, log, scal, conc,
-                        last, nxt, rng)
+        remove_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
         log_r += math.log(pred_prob(mat[N, last, nxt], vec[NJ, last], vec[MK, nxt],
                                     scal[_M_TOT], alpha, gamma, kappa, last, nxt))
     for l in range(L - 1, -1, -1):
@@ -92,8 +91,7 @@ def remove_seq(mat, vec, tab, log, scal, conc,
         update(fam, stats, k, Y, b + l, -1.0)
         vec[OCC, k] -= 1
         log_r += log_pred(fam, stats, k, hyp, Y, b + l)
-        remove_customer(mat, vec, tab, log, scal, conc,
-                        j, k, rng)
+        remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
         log_r += math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
                                     alpha, gamma, kappa, j, k))
     return log_r
@@ -122,16 +120,14 @@ def add_seq(mat, vec, tab, log, scal, conc,
         j = prev if l == 0 else xb[l - 1]
         log_r += math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
                                     alpha, gamma, kappa, j, k))
-        add_customer(mat, vec, tab, log, scal, conc,
-                     j, k, rng)
+        add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
         log_r += log_pred(fam, stats, k, hyp, Y, b + l)
         update(fam, stats, k, Y, b + l, 1.0)
         vec[OCC, k] += 1
     if nxt > 0:
         log_r += math.log(pred_prob(mat[N, last, nxt], vec[NJ, last], vec[MK, nxt],
                                     scal[_M_TOT], alpha, gamma, kappa, last, nxt))
-        add_customer(mat, vec, tab, log, scal, conc,
-                     last, nxt, rng)
+        add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
     return log_r
 
 
