@@ -14,6 +14,9 @@ Every family exposes the same small interface, shared by all samplers:
       prior predictive of a brand-new state);
   ``update(fam, stats, k, Y, t, sign)``
       add (``sign=+1``) or remove (``sign=-1``) ``Y[t]`` in ``stats[k]``;
+  ``log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)``
+      the ``(length, n_labels)`` matrix of ``log_pred`` for a block of
+      observations and a list of labels, in one call;
 
   and two kernels used by the non-collapsed sampler (``pgas``):
 
