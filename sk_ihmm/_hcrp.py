@@ -40,14 +40,14 @@ The seating is six arrays, the fields of the :class:`Seating` named tuple:
 
 The table routines take these six arrays as arguments (a sampler kernel
 unpacks its ``Seating`` once: ``mat, vec, tab, log, scal, conc = s``); the
-label queries take ``vec`` alone and :func:`pred_prob` the counts it reads. Numba takes a
-reference count -- an atomic increment and decrement -- for every field read
-from a named tuple and for every array an inlined function binds, and inside
-loops that call other compiled code it cannot elide them; a few arrays
-instead of thirteen halved the cost of a customer move. ``Seating`` also
-offers the thirteen classic views (``s.n``, ``s.tsize``, ...) for Python
-code and tests. Capacities grow by doubling in Python (:func:`grow`); kernels
-report, never overflow.
+label queries take ``vec`` alone, :func:`clear_log` ``scal`` and
+:func:`pred_prob` the counts it reads. Numba takes a reference count -- an
+atomic increment and decrement -- for every field read from a named tuple and
+for every array an inlined function binds, and inside loops that call other
+compiled code it cannot elide them; a few arrays instead of thirteen halved
+the cost of a customer move. ``Seating`` also offers the thirteen classic
+views (``s.n``, ``s.tsize``, ...) for Python code and tests. Capacities grow
+by doubling in Python (:func:`grow`); kernels report, never overflow.
 """
 
 from collections import namedtuple
@@ -174,6 +174,13 @@ def _in_use_mask(s):
 # numba kernels: they take the seating unpacked (module docstring)
 # --------------------------------------------------------------------------
 @njit(cache=True, inline="always")
+def root_prob(m_k, m_tot, gamma):
+    """Root predictive of dish ``k`` (Makino Eq. 32): ``m_k / (M + gamma)``, or
+    ``gamma / (M + gamma)`` for a dish no root table serves (a new dish)."""
+    return (m_k if m_k > 0 else gamma) / (m_tot + gamma)
+
+
+@njit(cache=True, inline="always")
 def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     """Predictive probability that a new customer of restaurant ``j`` eats ``k``.
 
@@ -183,12 +190,8 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     a new dish of the root. Scalar arguments: loops over many ``(j, k)`` pay
     no reference counting.
     """
-    if m_k > 0:
-        p0 = m_k / (m_tot + gamma)
-    else:
-        p0 = gamma / (m_tot + gamma)
     kj = kappa if j > 0 else 0.0
-    num = n_jk + alpha * p0
+    num = n_jk + alpha * root_prob(m_k, m_tot, gamma)
     if j == k:
         num += kj
     return num / (n_j + alpha + kj)
@@ -280,8 +283,7 @@ def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """
     alpha, gamma = conc[0], conc[1]
     w_over = conc[2] if (j == k and j > 0) else 0.0
-    m_k = vec[MK, k]
-    w_root = alpha * (m_k if m_k > 0 else gamma) / (scal[_M_TOT] + gamma)
+    w_root = alpha * root_prob(vec[MK, k], scal[_M_TOT], gamma)
     w_old = float(mat[N, j, k])
     u = rng.random() * (w_old + w_over + w_root)
     mat[N, j, k] += 1
@@ -312,7 +314,7 @@ def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
 
 
 @njit(cache=True, inline="always")
-def clear_log(mat, vec, tab, log, scal, conc):
+def clear_log(scal):
     """Forget the logged operations (the move they make is accepted)."""
     scal[_N_LOG] = 0
 
@@ -370,7 +372,7 @@ def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
         add_customer(mat, vec, tab, log, scal, conc, j, x[t], rng)
-        scal[_N_LOG] = 0
+        clear_log(scal)
         update(fam, stats, x[t], Y, t, 1.0)
         vec[OCC, x[t]] += 1
 

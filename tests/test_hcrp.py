@@ -57,14 +57,14 @@ def test_growth_keeps_state():
     s = _hcrp.new_seating(4, 8, 8, 1.0, 1.0, 0.0)
     for _ in range(5):
         _hcrp.add_customer(*s, 0, 1, rng)
-        _hcrp.clear_log(*s)
+        _hcrp.clear_log(s.scal)
     g = _hcrp.grow(s, n_labels=9, n_tables=20, n_log=30)
     assert g.n.shape == (9, 9) or g.n.shape[0] >= 9
     assert g.tsize.shape[0] >= 20 and g.log.shape[0] >= 30
     assert _tables(g) == _tables(s)
     for _ in range(30):
         _hcrp.add_customer(*g, 2, 3, rng)
-        _hcrp.clear_log(*g)
+        _hcrp.clear_log(g.scal)
     _hcrp.check_invariants(g)
 
 
@@ -99,7 +99,7 @@ def test_log_seating_prob_matches_sequential_probabilities():
             assert np.isclose(_hcrp.get_prob(*s, j, k), expect, rtol=1e-12)
             _hcrp.add_customer(*s, j, k, rng)
             op, t = s.log[0, 0], s.log[0, 3]
-            _hcrp.clear_log(*s)
+            _hcrp.clear_log(s.scal)
             if op == 0:  # joined a table that now has tsize[t] customers
                 total += np.log((s.tsize[t] - 1) / denom)
             elif s.tover[t]:

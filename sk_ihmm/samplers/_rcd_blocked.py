@@ -72,8 +72,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_FREE, _N_LOG, MK, NJ, N, free_label, n_free_labels, pred_prob,
-                     undo)
+from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, N, clear_log, free_label, n_free_labels,
+                     pred_prob, undo)
 from .._messages import beam_sample, ffbs, path_log_weight
 from ..emissions import log_pred_block
 from ._collapsed import finish_sweep, init_collapsed
@@ -218,7 +218,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             xo[l] = x[b + l]
 
         # ---- 1. remove the block: reduced seating s0 ----
-        scal[_N_LOG] = 0
+        clear_log(scal)
         log_r_old = remove_seq(mat, vec, tab, log, scal, conc,
                                stats, xo, Y, b, prev, nxt, fam, hyp, rng)
 
@@ -298,7 +298,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             for l in range(L):
                 x[b + l] = xn[l]
             n_acc += 1
-            scal[_N_LOG] = 0
+            clear_log(scal)
         else:
             undo(mat, vec, tab, log, scal, conc)
             move_emissions(vec, stats, Y, b, xn, xo, fam)

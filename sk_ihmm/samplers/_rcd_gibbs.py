@@ -26,8 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_FREE, _N_LOG, MK, NJ, OCC, N, add_customer, free_label,
-                     pred_prob, remove_customer, undo)
+from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, add_customer, clear_log, free_label,
+                     is_free, pred_prob, remove_customer, undo)
 from ..emissions import log_pred, log_pred_block, update
 from ._collapsed import finish_sweep, init_collapsed
 
@@ -56,7 +56,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         old = x[t]
         p = 0 if seq_first[t] else x[t - 1]
         q = -1 if seq_last[t] else x[t + 1]
-        scal[_N_LOG] = 0
+        clear_log(scal)
         # ---- remove (Algorithm 5, reverse order of addition) ----
         log_r_old = 0.0
         if q > 0:
@@ -69,7 +69,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         remove_customer(mat, vec, tab, log, scal, conc, p, old, rng)
         log_r_old += math.log(pred_prob(mat[N, p, old], vec[NJ, p], vec[MK, old], scal[_M_TOT],
                                         alpha, gamma, kappa, p, old))
-        if vec[OCC, old] == 0 and vec[MK, old] == 0 and vec[NJ, old] == 0:
+        if is_free(vec, old):
             fresh = old
         # ---- proposal, Eq. (33): w_k = p(k|s_p) p(q|s_k) f_k(y_t) ----
         nc = 0
@@ -121,7 +121,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
             x[t] = new
             n_acc += 1
-            scal[_N_LOG] = 0
+            clear_log(scal)
         else:
             undo(mat, vec, tab, log, scal, conc)
             update(fam, stats, new, Y, t, -1.0)

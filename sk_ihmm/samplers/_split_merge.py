@@ -114,8 +114,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_LOG, _N_TABLES, MK, NJ, OCC, N, add_customer, free_label,
-                     pred_prob, remove_customer, undo)
+from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
+                     free_label, pred_prob, remove_customer, undo)
 from .._messages import path_log_weight
 from ..emissions import Categorical, log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs
@@ -285,7 +285,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         k_out = x[t1 + 1] if has_out else -1
 
         # ---- 2. remove F_U .. F_1 (q_old of a merge on the way), then t1 ----
-        scal[_N_LOG] = 0
+        clear_log(scal)
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
@@ -375,7 +375,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         else:
             counts[_N_MERGE] += 1
         if accept:
-            scal[_N_LOG] = 0
+            clear_log(scal)
             if split:
                 counts[_ACC_SPLIT] += 1
             else:
