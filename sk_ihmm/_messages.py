@@ -13,6 +13,13 @@ given as LOG weights: ``log_init`` ``(K,)`` = log a, ``log_trans`` ``(K, K)``
 (the kernels without ``log_final`` use f = 1).  Weights need not be
 normalised; ``-inf`` marks a forbidden choice.
 
+The sampling kernels also come in a ``_linear`` form (``ffbs_linear``,
+``beam_sample_linear``, ``path_log_weight_linear``) taking ``a``, ``A`` and
+``f`` as non-negative linear weights (emissions stay in log space).  The log
+forms shift their weights and call them; the blocked RCD samplers, whose
+weights are seating predictives, call them directly and so never take a log
+of a transition weight only to exponentiate it again.
+
 Numerics.  The forward recursion is *scaled*: it runs in linear space with
 ``alpha_t`` renormalised to sum 1 at each step and the log normalisers
 accumulated, so it is safe for very long sequences (T = 10^6 and more) and for
@@ -25,11 +32,11 @@ exponentiating:
   that *can* be reached at ``t`` (positive predicted mass), so the most likely
   reachable state always gets weight exactly 1 -- a forbidden state with a
   huge emission cannot make the reachable ones underflow to zero;
-* ``log_init`` / ``log_final`` are shifted by their maxima (over the support).
+* ``log_init`` / ``log_final`` are shifted by their maxima.
 
 The only residual risk is a *finite* spread of more than ~700 nats inside
-``log_trans`` (entries so small they underflow after the shift); transition
-matrices of probabilities never come close to this.
+``log_trans``, ``log_init`` or ``log_final`` (entries so small they underflow
+after the shift); weights that are probabilities never come close to this.
 
 Randomness comes only from a ``numpy.random.Generator`` passed in as ``rng``
 (``rng.random()``), so runs are reproducible from a seed.
@@ -54,13 +61,12 @@ Integrating each ``u_t`` over ``(0, w)`` gives back ``w``, so the x-marginal is
 exactly ``p(x)``.  One move is the two exact Gibbs steps
 
 1. ``u | x_old``: independent ``u_1 ~ U(0, a(x_1))``,
-   ``u_t ~ U(0, A(x_{t-1}, x_t))`` (the UNNORMALISED weights as given; in
-   log space ``log u_t = log A(x_{t-1}, x_t) + log U``, so the construction is
-   invariant to any constant rescaling of ``a`` or ``A`` and never
-   exponentiates them);
+   ``u_t ~ U(0, A(x_{t-1}, x_t))`` (the UNNORMALISED weights as given:
+   ``u_t = A(x_{t-1}, x_t) U`` with ``U ~ U(0, 1)``, so the construction is
+   invariant to any constant rescaling of ``a`` or ``A``);
 2. ``x | u``: ``p(x | u) \\propto 1[u_1 < a(x_1)] prod_t 1[u_t < A(x_{t-1},
    x_t)] prod_t e_t(x_t) f(x_L)`` -- an HMM whose transition factor is the
-   0/1 indicator ``log A(i, j) > log u_t`` (the sliced weights are *replaced*
+   0/1 indicator ``A(i, j) > u_t`` (the sliced weights are *replaced*
    by the indicators, not multiplied with them), sampled exactly by forward
    filtering / backward sampling.
 
@@ -72,11 +78,13 @@ chain on ``x`` is the data-augmentation kernel
 ``K(x, x') = \\int p(u | x) p(x' | u) du``, which satisfies detailed balance
 ``p(x) K(x, x') = \\int p(u) p(x | u) p(x' | u) du = p(x') K(x', x)``.
 
-Sparsity: each row of ``log_trans`` (and ``log_init``) is sorted once per call
-in decreasing order, so the forward pass enumerates only the transitions that
-pass the slice, stopping at the first one that fails; the filtering
-distributions are stored in compressed sparse form.  The cost per step is
-O(number of (active state, passing transition) pairs) rather than O(K^2).
+Sparsity: the filtering distributions are stored in compressed sparse form
+and only the states with positive forward mass are propagated: each active
+state scans its row for the transitions above the slice, so a step costs
+O(active states x K) comparisons but exponentiates only the emissions of the
+states that pass (O(K^2) multiply-adds and K exps for ``ffbs``).  Rows are not
+sorted: for the small blocks of the RCD samplers a per-call sort cost more
+than the comparisons it saved.
 """
 
 import math
@@ -86,8 +94,11 @@ from numba import njit
 
 __all__ = [
     "ffbs",
+    "ffbs_linear",
     "path_log_weight",
+    "path_log_weight_linear",
     "beam_sample",
+    "beam_sample_linear",
     "forward_backward",
     "viterbi",
     "forward_loglik",
@@ -119,6 +130,20 @@ def _linear_trans(log_trans):
 
 
 @njit(cache=True)
+def _linear_vec(log_w, out):
+    """out = exp(log_w - max); return the max (0 if every entry is -inf)."""
+    m = _NEG_INF
+    for j in range(log_w.shape[0]):
+        if log_w[j] > m:
+            m = log_w[j]
+    if m == _NEG_INF:
+        m = 0.0
+    for j in range(log_w.shape[0]):
+        out[j] = math.exp(log_w[j] - m)
+    return m
+
+
+@njit(cache=True)
 def _sum_add(s, c, x):
     """Neumaier compensated summation: add x to (s, c); true sum is s + c."""
     t = s + x
@@ -127,23 +152,6 @@ def _sum_add(s, c, x):
     else:
         c += (x - t) + s
     return t, c
-
-
-@njit(cache=True)
-def _init_pred(log_init, pred):
-    """pred = exp(log_init - max); return the max (-inf if all forbidden)."""
-    K = log_init.shape[0]
-    m = _NEG_INF
-    for j in range(K):
-        if log_init[j] > m:
-            m = log_init[j]
-    if m == _NEG_INF:
-        for j in range(K):
-            pred[j] = 0.0
-        return m
-    for j in range(K):
-        pred[j] = math.exp(log_init[j] - m)
-    return m
 
 
 @njit(cache=True)
@@ -160,25 +168,23 @@ def _predict(prev, A, pred):
 
 
 @njit(cache=True)
-def _forward(log_init, A, ashift, log_emit, alpha, store):
-    """Scaled forward pass (fused loop).
+def _forward(pred, A, log_emit, alpha, store):
+    """Scaled forward pass (fused loop) on linear weights.
 
-    ``alpha`` is ``(L, K)`` if ``store`` (filtered rows kept) else ``(2, K)``
-    (rolling rows; the last filtered row ends in ``alpha[(L - 1) % 2]``).
-    Rows are normalised to sum 1.  Returns the log of the total weight
-    without any final factor (``-inf`` if zero).
+    ``pred`` ``(K,)`` holds the non-negative initial weights on entry and is
+    used as scratch.  ``alpha`` is ``(L, K)`` if ``store`` (filtered rows
+    kept) else ``(2, K)`` (rolling rows; the last filtered row ends in
+    ``alpha[(L - 1) % 2]``).  Rows are normalised to sum 1.  Returns the log
+    of the total weight without any final factor (``-inf`` if zero), relative
+    to the scale of ``pred`` and ``A`` as given.
 
-    log Z = sum_t (m_t + log s_t) + (L - 1) * ashift, where m_t is the
-    emission shift and s_t the normaliser; the m_t are summed with
-    compensation and the s_t are multiplied in linear space (a log is taken
-    only when the running product leaves [1e-200, 1e200]).
+    log Z = sum_t (m_t + log s_t), where m_t is the emission shift and s_t
+    the normaliser; the m_t are summed with compensation and the s_t are
+    multiplied in linear space (a log is taken only when the running product
+    leaves [1e-200, 1e200]).
     """
     L, K = log_emit.shape
-    pred = np.empty(K)
-    m0 = _init_pred(log_init, pred)
-    if m0 == _NEG_INF:
-        return _NEG_INF
-    msum, mcomp = m0, 0.0
+    msum, mcomp = 0.0, 0.0
     prod = 1.0
     logs = 0.0
     for t in range(L):
@@ -221,8 +227,24 @@ def _forward(log_init, A, ashift, log_emit, alpha, store):
                 prod = 1.0
     logs += math.log(prod)
     msum, mcomp = _sum_add(msum, mcomp, logs)
-    msum, mcomp = _sum_add(msum, mcomp, (L - 1) * ashift)
     return msum + mcomp
+
+
+@njit(cache=True)
+def _forward_log(log_init, log_trans, log_emit, alpha, store):
+    """``_forward`` on log weights: returns ``(log_z, A)`` with ``A`` the
+    shifted linear transition matrix (``log_z`` includes every shift)."""
+    K = log_init.shape[0]
+    L = log_emit.shape[0]
+    A, ashift = _linear_trans(log_trans)
+    pred = np.empty(K)
+    m0 = _linear_vec(log_init, pred)
+    logz = _forward(pred, A, log_emit, alpha, store)
+    if logz == _NEG_INF:
+        return _NEG_INF, A
+    s, c = _sum_add(logz, 0.0, m0)
+    s, c = _sum_add(s, c, (L - 1) * ashift)
+    return s + c, A
 
 
 @njit(cache=True)
@@ -248,6 +270,70 @@ def _sample_index(w, K, rng):
 # FFBS
 # --------------------------------------------------------------------------
 @njit(cache=True)
+def ffbs_linear(init, A, log_emit, final, rng, out, work):
+    """Forward-filtering backward-sampling of one path, linear weights.
+
+    The core of :func:`ffbs` for callers that already hold their initial,
+    transition and final weights as (unnormalised, non-negative)
+    probabilities -- the blocked RCD samplers build them from seating
+    predictives -- so that no log is taken and re-exponentiated.
+
+    Parameters
+    ----------
+    init : (K,) float array
+        Weight of the first state.
+    A : (K, K) float array
+        Weight of the transition i -> j.
+    log_emit : (L, K) float array
+        Log emission weight of each state at each step.
+    final : (K,) float array
+        Weight attached to the last state (ones if none).
+    rng : numpy.random.Generator
+    out : (L,) int64 array
+        Receives the sampled path (``-1`` everywhere if every path has zero
+        weight).
+    work : 1-D float array of size >= (L + 2) * K
+        Scratch space (filtered rows and two K-vectors).
+
+    Returns
+    -------
+    log_z : float
+        Log of the total weight summed over all ``K**L`` paths.
+    """
+    L, K = log_emit.shape
+    if L == 0:
+        return 0.0
+    alpha = work[:L * K].reshape((L, K))
+    w = work[L * K:(L + 1) * K]
+    pred = work[(L + 1) * K:(L + 2) * K]
+    for j in range(K):
+        pred[j] = init[j]
+    logz = _forward(pred, A, log_emit, alpha, True)
+    if logz != _NEG_INF:
+        s = 0.0
+        for j in range(K):
+            v = alpha[L - 1, j] * final[j]
+            w[j] = v
+            s += v
+        if s > 0.0:
+            logz += math.log(s)
+        else:
+            logz = _NEG_INF
+    if logz == _NEG_INF:
+        for t in range(L):
+            out[t] = -1
+        return _NEG_INF
+    x = _sample_index(w, K, rng)
+    out[L - 1] = x
+    for t in range(L - 2, -1, -1):
+        for i in range(K):
+            w[i] = alpha[t, i] * A[i, x]
+        x = _sample_index(w, K, rng)
+        out[t] = x
+    return logz
+
+
+@njit(cache=True)
 def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     """Forward-filtering backward-sampling of one path.
 
@@ -272,49 +358,26 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     log_z : float
         Log of the total weight summed over all ``K**L`` paths.  The log
         probability of the drawn path is ``path_log_weight(...) - log_z``.
+
+    Notes
+    -----
+    Shifts the weights to linear scale and calls :func:`ffbs_linear`.
     """
     L, K = log_emit.shape
     if L == 0:
         return 0.0
     A, ashift = _linear_trans(log_trans)
-    alpha = np.empty((L, K))
-    logz = _forward(log_init, A, ashift, log_emit, alpha, True)
-    w = np.empty(K)
-    if logz != _NEG_INF:
-        # final factor
-        fm = _NEG_INF
-        for j in range(K):
-            if alpha[L - 1, j] > 0.0 and log_final[j] > fm:
-                fm = log_final[j]
-        if fm == _NEG_INF:
-            logz = _NEG_INF
-        else:
-            s = 0.0
-            for j in range(K):
-                a = alpha[L - 1, j]
-                v = a * math.exp(log_final[j] - fm) if a > 0.0 else 0.0
-                w[j] = v
-                s += v
-            if s > 0.0:
-                logz += fm + math.log(s)
-            else:
-                logz = _NEG_INF
+    init = np.empty(K)
+    final = np.empty(K)
+    m0 = _linear_vec(log_init, init)
+    mf = _linear_vec(log_final, final)
+    logz = ffbs_linear(init, A, log_emit, final, rng, out, np.empty((L + 2) * K))
     if logz == _NEG_INF:
-        for t in range(L):
-            out[t] = -1
         return _NEG_INF
-    # backward sampling; AT[j] is column j of A (contiguous)
-    AT = np.ascontiguousarray(A.T)
-    x = _sample_index(w, K, rng)
-    out[L - 1] = x
-    for t in range(L - 2, -1, -1):
-        col = AT[x]
-        at = alpha[t]
-        for i in range(K):
-            w[i] = at[i] * col[i]
-        x = _sample_index(w, K, rng)
-        out[t] = x
-    return logz
+    s, c = _sum_add(logz, 0.0, m0)
+    s, c = _sum_add(s, c, mf)
+    s, c = _sum_add(s, c, (L - 1) * ashift)
+    return s + c
 
 
 @njit(cache=True)
@@ -340,32 +403,45 @@ def path_log_weight(log_init, log_trans, log_emit, log_final, path):
     return s + log_final[x]
 
 
+@njit(cache=True)
+def path_log_weight_linear(init, A, log_emit, final, path):
+    """:func:`path_log_weight` for the linear weights of :func:`ffbs_linear`.
+
+    The weights are multiplied in linear space (a log is taken only when the
+    running product falls below 1e-250), so a path costs one log rather than
+    one per step.
+    """
+    L, K = log_emit.shape
+    if L == 0:
+        return 0.0
+    for t in range(L):
+        if path[t] < 0 or path[t] >= K:
+            raise ValueError("path contains a state outside [0, K)")
+    x = path[0]
+    prod = init[x]
+    s = log_emit[0, x]
+    for t in range(1, L):
+        y = path[t]
+        prod *= A[x, y]
+        s += log_emit[t, y]
+        if prod < 1e-250:
+            s += math.log(prod)
+            prod = 1.0
+        x = y
+    return s + math.log(prod * final[x])
+
+
 # --------------------------------------------------------------------------
 # beam sampling
 # --------------------------------------------------------------------------
 @njit(cache=True)
-def _sorted_desc(vals):
-    order = np.argsort(-vals)
-    sv = np.empty(vals.shape[0])
-    for k in range(vals.shape[0]):
-        sv[k] = vals[order[k]]
-    return order, sv
+def beam_sample_linear(init, A, log_emit, final, path_old, rng, out):
+    """One beam-sampling move on linear weights (the core of :func:`beam_sample`).
 
-
-@njit(cache=True)
-def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
-    """One beam-sampling move (Van Gael et al., 2008).
-
-    Leaves ``p(x) ∝ init(x_1) prod_t trans(x_{t-1}, x_t) prod_t emit_t(x_t)
-    final(x_L)`` invariant and is reversible with respect to it.  Slices
-    ``u_1 ~ U(0, init[x_1])``, ``u_t ~ U(0, trans[x_{t-1}, x_t])`` are drawn
-    on the unnormalised weights of ``path_old``; the new path is then drawn
-    exactly from ``p(x | u) ∝ 1[u_1 < init(x_1)] prod_t 1[u_t < trans(x_{t-1},
-    x_t)] prod_t emit_t(x_t) final(x_L)`` (see the module docstring).
-
-    Parameters are as in ``ffbs``; ``path_old`` ``(L,)`` is the current path
-    (must have positive weight), the new one is written into ``out`` (which
-    may be the same array).
+    Parameters are those of :func:`ffbs_linear` (no work buffer), plus the
+    current path ``path_old`` ``(L,)``, which must have positive weight; the
+    new path is written into ``out`` (which may be the same array).  Slices
+    are ``u_1 = init[x_1] U``, ``u_t = A[x_{t-1}, x_t] U`` with ``U ~ U(0, 1)``.
 
     Returns
     -------
@@ -375,36 +451,27 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     L, K = log_emit.shape
     if L == 0:
         return 0
-    # ---- 1. slice variables, in log space: log u_t = log w_t + log U
+    # ---- 1. slice variables u_t = w_t * U
     v = np.empty(L)
     x = path_old[0]
     if x < 0 or x >= K:
         raise ValueError("path_old contains a state outside [0, K)")
-    wv = log_init[x]
-    if wv == _NEG_INF:
+    wv = init[x]
+    if not wv > 0.0:
         raise ValueError("path_old has zero weight")
-    v[0] = wv + np.log(rng.random())
+    v[0] = wv * rng.random()
     for t in range(1, L):
         y = path_old[t]
         if y < 0 or y >= K:
             raise ValueError("path_old contains a state outside [0, K)")
-        wv = log_trans[x, y]
-        if wv == _NEG_INF:
+        wv = A[x, y]
+        if not wv > 0.0:
             raise ValueError("path_old has zero weight")
-        v[t] = wv + np.log(rng.random())
+        v[t] = wv * rng.random()
         x = y
 
-    # ---- 2. rows sorted in decreasing order (once per call)
-    order0, sv0 = _sorted_desc(log_init)
-    order = np.empty((K, K), dtype=np.int64)
-    sv = np.empty((K, K))
-    for i in range(K):
-        o, s = _sorted_desc(log_trans[i])
-        for k in range(K):
-            order[i, k] = o[k]
-            sv[i, k] = s[k]
-
-    # ---- 3. sparse forward filter (CSR storage: ptr / idx / val)
+    # ---- 2. sparse forward filter (CSR storage: ptr / idx / val); each
+    # active state scans its row for the transitions above the slice
     cap = L * min(K, 4) + K
     idx = np.empty(cap, dtype=np.int64)
     val = np.empty(cap)
@@ -418,28 +485,24 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
         nt = 0
         vt = v[t]
         if t == 0:
-            for k in range(K):
-                if sv0[k] <= vt:
-                    break
-                j = order0[k]
-                touched[nt] = j
-                nt += 1
-                pred[j] = 1.0
+            for j in range(K):
+                if init[j] > vt:
+                    touched[nt] = j
+                    nt += 1
+                    pred[j] = 1.0
         else:
             for p in range(ptr[t - 1], ptr[t]):
                 i = idx[p]
                 a = val[p]
-                for k in range(K):
-                    if sv[i, k] <= vt:
-                        break
-                    j = order[i, k]
-                    if stamp[j] != t:
-                        stamp[j] = t
-                        touched[nt] = j
-                        nt += 1
-                        pred[j] = a
-                    else:
-                        pred[j] += a
+                for j in range(K):
+                    if A[i, j] > vt:
+                        if stamp[j] != t:
+                            stamp[j] = t
+                            touched[nt] = j
+                            nt += 1
+                            pred[j] = a
+                        else:
+                            pred[j] += a
         # absorb the emission, shifted by its max over the reachable states
         m = _NEG_INF
         for q in range(nt):
@@ -474,19 +537,17 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
             val[p] *= inv
         ptr[t + 1] = nnz
 
-    # ---- 4. backward sampling
+    # ---- 3. backward sampling
     wbuf = np.empty(K)
     start = ptr[L - 1]
     n = ptr[L] - start
-    fm = _NEG_INF
+    tot = 0.0
     for q in range(n):
-        f = log_final[idx[start + q]]
-        if f > fm:
-            fm = f
-    if fm == _NEG_INF:
+        wq = val[start + q] * final[idx[start + q]]
+        wbuf[q] = wq
+        tot += wq
+    if not tot > 0.0:
         raise ValueError("beam_sample: no path has positive weight")
-    for q in range(n):
-        wbuf[q] = val[start + q] * math.exp(log_final[idx[start + q]] - fm)
     x = idx[start + _sample_index(wbuf, n, rng)]
     out[L - 1] = x
     for t in range(L - 1, 0, -1):
@@ -495,10 +556,41 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
         vt = v[t]
         for q in range(n):
             i = idx[start + q]
-            wbuf[q] = val[start + q] if log_trans[i, x] > vt else 0.0
+            wbuf[q] = val[start + q] if A[i, x] > vt else 0.0
         x = idx[start + _sample_index(wbuf, n, rng)]
         out[t - 1] = x
     return nnz
+
+
+@njit(cache=True)
+def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
+    """One beam-sampling move (Van Gael et al., 2008).
+
+    Leaves ``p(x) ∝ init(x_1) prod_t trans(x_{t-1}, x_t) prod_t emit_t(x_t)
+    final(x_L)`` invariant and is reversible with respect to it.  Slices
+    ``u_1 ~ U(0, init[x_1])``, ``u_t ~ U(0, trans[x_{t-1}, x_t])`` are drawn
+    on the weights of ``path_old``; the new path is then drawn exactly from
+    ``p(x | u) ∝ 1[u_1 < init(x_1)] prod_t 1[u_t < trans(x_{t-1}, x_t)]
+    prod_t emit_t(x_t) final(x_L)`` (see the module docstring).
+
+    Parameters are as in ``ffbs``; ``path_old`` ``(L,)`` is the current path
+    (must have positive weight), the new one is written into ``out`` (which
+    may be the same array).  The weights are shifted to linear scale (the
+    construction is invariant to constant rescaling) and handed to
+    :func:`beam_sample_linear`.
+
+    Returns
+    -------
+    n_visited : int
+        Number of (t, state) pairs with non-zero forward mass.
+    """
+    K = log_init.shape[0]
+    A, _ = _linear_trans(log_trans)
+    init = np.empty(K)
+    final = np.empty(K)
+    _linear_vec(log_init, init)
+    _linear_vec(log_final, final)
+    return beam_sample_linear(init, A, log_emit, final, path_old, rng, out)
 
 
 # --------------------------------------------------------------------------
@@ -523,9 +615,8 @@ def forward_backward(log_init, log_trans, log_emit):
     gamma = np.zeros((L, K))
     if L == 0:
         return 0.0, gamma
-    A, ashift = _linear_trans(log_trans)
     alpha = np.empty((L, K))
-    logz = _forward(log_init, A, ashift, log_emit, alpha, True)
+    logz, A = _forward_log(log_init, log_trans, log_emit, alpha, True)
     if logz == _NEG_INF:
         return _NEG_INF, gamma
     for j in range(K):
@@ -624,5 +715,4 @@ def forward_loglik(log_init, log_trans, log_emit):
     L, K = log_emit.shape
     if L == 0:
         return 0.0
-    A, ashift = _linear_trans(log_trans)
-    return _forward(log_init, A, ashift, log_emit, np.empty((2, K)), False)
+    return _forward_log(log_init, log_trans, log_emit, np.empty((2, K)), False)[0]

@@ -17,6 +17,10 @@ Every family exposes the same small interface, shared by all samplers:
   ``log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)``
       the ``(length, n_labels)`` matrix of ``log_pred`` for a block of
       observations and a list of labels, in one call;
+  ``move_block(fam, stats, hyp, Y, b, labels, sign, work) -> float``
+      add or remove a block of observations and return their joint log
+      predictive given the statistics without them (closed form where the
+      family has one);
 
   and two kernels used by the non-collapsed sampler (``pgas``):
 
@@ -80,6 +84,33 @@ def _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out):
 def _cat_update(stats, k, Y, t, sign):
     stats[k, int(Y[t, 0])] += sign
     stats[k, stats.shape[1] - 1] += sign
+
+
+@njit(cache=True)
+def _cat_move_block(stats, hyp, Y, b, xb, sign):
+    # exact sequential predictives (adding in time order, removing in reverse,
+    # each evaluated without its own observation), multiplied in linear space:
+    # one division per step, where the closed-form marginal costs O(n_symbols)
+    n_sym = stats.shape[1] - 1
+    a = hyp[0]
+    L = xb.shape[0]
+    prod = 1.0
+    log_r = 0.0
+    for i in range(L):
+        l = i if sign > 0 else L - 1 - i
+        k = xb[l]
+        v = int(Y[b + l, 0])
+        if sign < 0:
+            stats[k, v] -= 1.0
+            stats[k, n_sym] -= 1.0
+        prod *= (stats[k, v] + a) / (stats[k, n_sym] + n_sym * a)
+        if sign > 0:
+            stats[k, v] += 1.0
+            stats[k, n_sym] += 1.0
+        if prod < 1e-250:
+            log_r += math.log(prod)
+            prod = 1.0
+    return log_r + math.log(prod)
 
 
 @njit(cache=True)
@@ -189,6 +220,15 @@ def _gauss_update(stats, k, Y, t, sign):
 
 
 @njit(cache=True)
+def _gauss_log_marginal(stats, k, hyp):
+    # log p(observations of k) up to a constant of the prior (f(0) = 0 is not
+    # enforced: only differences are used)
+    n = stats[k, 0]
+    _, lam_n, a_n, b_n = _nig_posterior(n, stats[k, 1], stats[k, 2], hyp)
+    return math.lgamma(a_n) - a_n * math.log(b_n) - 0.5 * math.log(lam_n) - 0.5 * n * _LOG_2PI
+
+
+@njit(cache=True)
 def _gauss_sample_param(stats, k, hyp, rng, out, j):
     # out[j] = [mean, variance]
     mu_n, lam_n, a_n, b_n = _nig_posterior(stats[k, 0], stats[k, 1], stats[k, 2], hyp)
@@ -256,6 +296,17 @@ def _mvn_log_pred(stats, k, hyp, Y, t):
         - logdet
         - 0.5 * (dof + d) * math.log1p(maha / dof)
     )
+
+
+@njit(cache=True)
+def _mvn_log_marginal(stats, k, hyp):
+    # log p(observations of k) up to a constant of the prior
+    d, _, k_n, nu_n, psi = _niw_posterior(stats[k], hyp)
+    chol = np.linalg.cholesky(psi)
+    out = -0.5 * stats[k, 0] * d * math.log(math.pi) - 0.5 * d * math.log(k_n)
+    for i in range(d):
+        out += math.lgamma(0.5 * (nu_n - i)) - nu_n * math.log(chol[i, i])
+    return out
 
 
 @njit(cache=True)
@@ -776,6 +827,47 @@ def log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out):
         for c in range(n_labels):
             for l in range(length):
                 out[l, c] = _mvn_log_pred(stats, labels[c], hyp, Y, start + l)
+
+
+@njit(cache=True)
+def move_block(fam, stats, hyp, Y, b, xb, sign, work):
+    """Add (``sign=+1``) or remove (``sign=-1``) the observations
+    ``Y[b + l]`` of labels ``xb[l]``, ``l < len(xb)``; return their log joint
+    predictive ``log p(Y[b:b + L] | statistics without them)``.
+
+    That is the emission part of Makino's RCD factors: the sum of the
+    ``log_pred`` of each observation evaluated without it, adding in time
+    order or removing in reverse (exchangeability makes the order
+    irrelevant).  The Gaussian families compute it in closed form, as the
+    change of each touched label's log marginal likelihood, instead of one
+    Student-t (and one refill of the predictive cache) per step; the
+    categorical family multiplies the exact sequential predictives in linear
+    space.  ``work`` is an int64 scratch array of at least ``len(xb)``
+    entries.
+    """
+    if fam == CATEGORICAL:
+        return _cat_move_block(stats, hyp, Y, b, xb, sign)
+    L = xb.shape[0]
+    n = 0
+    acc = 0.0
+    for l in range(L):
+        k = xb[l]
+        seen = False
+        for i in range(n):
+            if work[i] == k:
+                seen = True
+                break
+        if not seen:
+            work[n] = k
+            n += 1
+            acc -= (_gauss_log_marginal(stats, k, hyp) if fam == GAUSSIAN
+                    else _mvn_log_marginal(stats, k, hyp))
+    for l in range(L):
+        update(fam, stats, xb[l], Y, b + l, sign)
+    for i in range(n):
+        acc += (_gauss_log_marginal(stats, work[i], hyp) if fam == GAUSSIAN
+                else _mvn_log_marginal(stats, work[i], hyp))
+    return acc if sign > 0 else -acc
 
 
 @njit(cache=True)

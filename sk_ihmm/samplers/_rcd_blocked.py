@@ -74,7 +74,7 @@ from numba import njit
 
 from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, N, clear_log, free_label, n_free_labels,
                      pred_prob, undo)
-from .._messages import beam_sample, ffbs, path_log_weight
+from .._messages import beam_sample_linear, ffbs_linear, path_log_weight_linear
 from ..emissions import log_pred_block
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
@@ -196,8 +196,15 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
     p_new = np.empty(l_max, np.int64)
     qlab = np.empty(l_max + 1, np.int64)
     qcnt = np.empty(l_max + 1, np.int64)
+    iwork = np.empty(l_max, np.int64)
     cand = np.empty(C, np.int64)
     index = np.full(C, -1, np.int64)   # label -> candidate column, -1 = 'new'
+    # the candidate HMM (at most C candidates), reshaped per block
+    init_buf = np.empty(C)
+    final_buf = np.empty(C)
+    trans_buf = np.empty(C * C)
+    emit_buf = np.empty(l_max * C)
+    work = np.empty((l_max + 2) * C)
     n_acc = 0
     n_vis = 0
     for i in range(start, order.shape[0]):
@@ -220,7 +227,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         # ---- 1. remove the block: reduced seating s0 ----
         clear_log(scal)
         log_r_old = remove_seq(mat, vec, tab, log, scal, conc,
-                               stats, xo, Y, b, prev, nxt, fam, hyp, rng)
+                               stats, xo, Y, b, prev, nxt, fam, hyp, rng, iwork)
 
         # ---- 2. candidate HMM in s0 ----
         m_tot = scal[_M_TOT]
@@ -232,21 +239,20 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
                 K += 1
         cand[K] = free_label(vec, 1)  # 'new'
         K1 = K + 1
-        log_init = np.empty(K1)
-        log_trans = np.empty((K1, K1))
-        log_emit = np.empty((L, K1))
-        log_final = np.zeros(K1)
+        init = init_buf[:K1]
+        final = final_buf[:K1]
+        trans = trans_buf[:K1 * K1].reshape((K1, K1))
+        log_emit = emit_buf[:L * K1].reshape((L, K1))
         for c in range(K1):
             k = cand[c]
-            log_init[c] = math.log(pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
-                                             alpha, gamma, kappa, prev, k))
+            init[c] = pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
+                                alpha, gamma, kappa, prev, k)
             for d in range(K1):
                 kd = cand[d]
-                log_trans[c, d] = math.log(pred_prob(mat[N, k, kd], vec[NJ, k], vec[MK, kd], m_tot,
-                                                     alpha, gamma, kappa, k, kd))
-            if nxt > 0:
-                log_final[c] = math.log(pred_prob(mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot,
-                                                  alpha, gamma, kappa, k, nxt))
+                trans[c, d] = pred_prob(mat[N, k, kd], vec[NJ, k], vec[MK, kd], m_tot,
+                                        alpha, gamma, kappa, k, kd)
+            final[c] = 1.0 if nxt <= 0 else pred_prob(
+                mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
         log_pred_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit)
         for l in range(L):
@@ -255,11 +261,11 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
 
         # ---- 3. proposal path, then labels for 'new' through Q* ----
         if use_beam:
-            n_vis += beam_sample(log_init, log_trans, log_emit, log_final, po, rng, pn)
+            n_vis += beam_sample_linear(init, trans, log_emit, final, po, rng, pn)
         else:
-            ffbs(log_init, log_trans, log_emit, log_final, rng, pn)
-        log_q_old = path_log_weight(log_init, log_trans, log_emit, log_final, po)
-        log_q_new = path_log_weight(log_init, log_trans, log_emit, log_final, pn)
+            ffbs_linear(init, trans, log_emit, final, rng, pn, work)
+        log_q_old = path_log_weight_linear(init, trans, log_emit, final, po)
+        log_q_new = path_log_weight_linear(init, trans, log_emit, final, pn)
         # Q* (and Q_old) start with x[e] when no root table serves it in s0
         seed = nxt if nxt > 0 and vec[MK, nxt] == 0 else 0
         nq, qn = _crp_start(qlab, qcnt, seed)
@@ -292,7 +298,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
 
         # ---- 4. seat the proposal, accept or undo ----
         log_r_new = add_seq(mat, vec, tab, log, scal, conc,
-                            stats, xn, Y, b, prev, nxt, fam, hyp, rng)
+                            stats, xn, Y, b, prev, nxt, fam, hyp, rng, iwork)
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
             for l in range(L):

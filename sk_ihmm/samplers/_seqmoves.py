@@ -24,7 +24,9 @@ and of each emission (``log_pred``) evaluated in the seating and statistics
 *without* it -- right after its removal, or right before its addition. The
 customers are added in time order and removed in the reverse order, so the
 factors of ``remove_seq`` are those ``add_seq`` would collect when seating the
-same labels again. Every seating change goes through
+same labels again. The emission factors of a block are exchangeable, so they
+are taken together, from :func:`sk_ihmm.emissions.move_block` (in closed
+form for the Gaussian families). Every seating change goes through
 :func:`sk_ihmm._hcrp.add_customer` / :func:`~sk_ihmm._hcrp.remove_customer`
 and is therefore recorded in the undo log: the caller clears the log before a
 move and calls :func:`sk_ihmm._hcrp.undo` to reject it. Emission statistics
@@ -36,14 +38,26 @@ import math
 from numba import njit
 
 from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_prob, remove_customer
-from ..emissions import log_pred, update
+from ..emissions import move_block, update
 
 __all__ = ["remove_seq", "add_seq", "move_emissions"]
 
 
 @njit(cache=True, inline="always")
+def _times(prod, log_r, p):
+    """Multiply the running product ``exp(log_r) * prod`` by ``p``, taking a
+    log only when ``prod`` falls below 1e-250 (probabilities, so it never
+    grows)."""
+    prod *= p
+    if prod < 1e-250:
+        log_r += math.log(prod)
+        prod = 1.0
+    return prod, log_r
+
+
+@njit(cache=True, inline="always")
 def remove_seq(mat, vec, tab, log, scal, conc,
-               stats, xb, Y, b, prev, nxt, fam, hyp, rng):
+               stats, xb, Y, b, prev, nxt, fam, hyp, rng, work):
     """Remove the customers and emissions of a block (Makino Algorithm 6).
 
     Parameters
@@ -70,36 +84,40 @@ def remove_seq(mat, vec, tab, log, scal, conc,
         Emission hyperparameters.
     rng : numpy.random.Generator
         Draws the table each removed customer leaves.
+    work : ndarray of shape (>= L,), int64
+        Scratch space for :func:`sk_ihmm.emissions.move_block`.
 
     Returns
     -------
     log_r : float
         Sum of the log predictive probabilities of the removed customers and
-        emissions, each evaluated right after its own removal.
+        emissions, each evaluated right after its own removal.  The customer
+        factors are multiplied in linear space (one log per block), the
+        emission factors come from :func:`sk_ihmm.emissions.move_block`.
     """
     L = xb.shape[0]
     last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    log_r = 0.0
+    log_r = move_block(fam, stats, hyp, Y, b, xb, -1.0, work)
+    prod = 1.0
     if nxt > 0:
         remove_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
-        log_r += math.log(pred_prob(mat[N, last, nxt], vec[NJ, last], vec[MK, nxt],
-                                    scal[_M_TOT], alpha, gamma, kappa, last, nxt))
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
+            alpha, gamma, kappa, last, nxt))
     for l in range(L - 1, -1, -1):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
-        update(fam, stats, k, Y, b + l, -1.0)
         vec[OCC, k] -= 1
-        log_r += log_pred(fam, stats, k, hyp, Y, b + l)
         remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        log_r += math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
-                                    alpha, gamma, kappa, j, k))
-    return log_r
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
+    return log_r + math.log(prod)
 
 
 @njit(cache=True, inline="always")
 def add_seq(mat, vec, tab, log, scal, conc,
-            stats, xb, Y, b, prev, nxt, fam, hyp, rng):
+            stats, xb, Y, b, prev, nxt, fam, hyp, rng, work):
     """Add the customers and emissions of a block (Makino Algorithm 7).
 
     Parameters are those of :func:`remove_seq`, with ``xb`` the labels to
@@ -114,21 +132,21 @@ def add_seq(mat, vec, tab, log, scal, conc,
     L = xb.shape[0]
     last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    prod = 1.0
     log_r = 0.0
     for l in range(L):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
-        log_r += math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
-                                    alpha, gamma, kappa, j, k))
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
         add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        log_r += log_pred(fam, stats, k, hyp, Y, b + l)
-        update(fam, stats, k, Y, b + l, 1.0)
         vec[OCC, k] += 1
     if nxt > 0:
-        log_r += math.log(pred_prob(mat[N, last, nxt], vec[NJ, last], vec[MK, nxt],
-                                    scal[_M_TOT], alpha, gamma, kappa, last, nxt))
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
+            alpha, gamma, kappa, last, nxt))
         add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
-    return log_r
+    return log_r + math.log(prod) + move_block(fam, stats, hyp, Y, b, xb, 1.0, work)
 
 
 @njit(cache=True, inline="always")

@@ -255,6 +255,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     log_trans = np.empty((2, 2))
     log_final = np.empty(2)
     pair = np.empty(2, np.int64)
+    iwork = np.empty(T, np.int64)
     for trial in range(start, n_trials):
         if free_label(vec, 1) < 0:
             return trial
@@ -297,7 +298,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
             for l in range(L):
                 xsave[fb_ + l] = x[fb_ + l]
             log_r_old += remove_seq(mat, vec, tab, log, scal, conc,
-                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
+                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
             if not split:
                 le = emit_buf[:L]
                 pth = path_buf[:L]
@@ -365,7 +366,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                 for l in range(L):
                     x[fb_ + l] = a
             log_r_new += add_seq(mat, vec, tab, log, scal, conc,
-                                 stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng)
+                                 stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
 
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
