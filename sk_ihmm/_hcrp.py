@@ -57,6 +57,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ._nrt import hold
 from .emissions import update
 
 __all__ = ["Seating", "new_seating", "grow"]
@@ -177,7 +178,8 @@ def _in_use_mask(s):
 def root_prob(m_k, m_tot, gamma):
     """Root predictive of dish ``k`` (Makino Eq. 32): ``m_k / (M + gamma)``, or
     ``gamma / (M + gamma)`` for a dish no root table serves (a new dish)."""
-    return (m_k if m_k > 0 else gamma) / (m_tot + gamma)
+    # branch-free (see sk_ihmm._nrt): m_k counts root tables, m_k >= 0
+    return (m_k + gamma * (m_k == 0)) / (m_tot + gamma)
 
 
 @njit(cache=True, inline="always")
@@ -190,11 +192,9 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     a new dish of the root. Scalar arguments: loops over many ``(j, k)`` pay
     no reference counting.
     """
-    kj = kappa if j > 0 else 0.0
-    num = n_jk + alpha * root_prob(m_k, m_tot, gamma)
-    if j == k:
-        num += kj
-    return num / (n_j + alpha + kj)
+    # branch-free (see sk_ihmm._nrt)
+    kj = kappa * (j > 0)
+    return (n_jk + alpha * root_prob(m_k, m_tot, gamma) + kj * (j == k)) / (n_j + alpha + kj)
 
 
 @njit(cache=True, inline="always")
@@ -232,6 +232,10 @@ def _open_table(mat, vec, tab, scal, j, k, override):
             scal[_K] += 1
         vec[MK, k] += 1
         scal[_M_TOT] += 1
+    hold(mat)
+    hold(vec)
+    hold(tab)
+    hold(scal)
     return t
 
 
@@ -259,6 +263,10 @@ def _close_table(mat, vec, tab, scal, j, k, t):
         scal[_M_TOT] -= 1
         if vec[MK, k] == 0:
             scal[_K] -= 1
+    hold(mat)
+    hold(vec)
+    hold(tab)
+    hold(scal)
 
 
 @njit(cache=True, inline="always")
@@ -270,6 +278,8 @@ def _pick_table(mat, tab, j, k, u):
     while acc <= u:
         t = tab[t, NEXT]
         acc += tab[t, SIZE]
+    hold(mat)
+    hold(tab)
     return t
 
 
@@ -282,19 +292,29 @@ def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     ``alpha * p0(k)``, ``p0`` the root predictive of dish ``k``.
     """
     alpha, gamma = conc[0], conc[1]
-    w_over = conc[2] if (j == k and j > 0) else 0.0
+    w_over = conc[2] * ((j == k) & (j > 0))
     w_root = alpha * root_prob(vec[MK, k], scal[_M_TOT], gamma)
     w_old = float(mat[N, j, k])
     u = rng.random() * (w_old + w_over + w_root)
     mat[N, j, k] += 1
     vec[NJ, j] += 1
+    # two 'if's in sequence, not one if/else: different inlined kernels in
+    # the two arms of a branch defeat numba's reference-count pruning
+    t = -1
+    op = _ADD_OLD
     if u < w_old:
         t = _pick_table(mat, tab, j, k, u)
         tab[t, SIZE] += 1
-        _log_op(log, scal, _ADD_OLD, j, k, t)
-    else:
+    if t < 0:
         t = _open_table(mat, vec, tab, scal, j, k, 1 if u < w_old + w_over else 0)
-        _log_op(log, scal, _ADD_NEW, j, k, t)
+        op = _ADD_NEW
+    _log_op(log, scal, op, j, k, t)
+    hold(mat)
+    hold(vec)
+    hold(tab)
+    hold(log)
+    hold(scal)
+    hold(conc)
 
 
 @njit(cache=True, inline="always")
@@ -304,13 +324,21 @@ def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     t = _pick_table(mat, tab, j, k, rng.random() * mat[N, j, k])
     mat[N, j, k] -= 1
     vec[NJ, j] -= 1
+    op = _REM_OLD
+    arg = t
     if tab[t, SIZE] == 1:
-        over = tab[t, OVER]
+        op = _REM_LAST
+        arg = tab[t, OVER]
         _close_table(mat, vec, tab, scal, j, k, t)
-        _log_op(log, scal, _REM_LAST, j, k, over)
     else:
         tab[t, SIZE] -= 1
-        _log_op(log, scal, _REM_OLD, j, k, t)
+    _log_op(log, scal, op, j, k, arg)
+    hold(mat)
+    hold(vec)
+    hold(tab)
+    hold(log)
+    hold(scal)
+    hold(conc)
 
 
 @njit(cache=True, inline="always")
@@ -344,16 +372,20 @@ def undo(mat, vec, tab, log, scal, conc):
 @njit(cache=True, inline="always")
 def is_free(vec, k):
     """Label ``k`` has no time step, no customer and no root table."""
-    return vec[OCC, k] == 0 and vec[MK, k] == 0 and vec[NJ, k] == 0
+    # '&', not 'and': no branch (see sk_ihmm._nrt)
+    return (vec[OCC, k] == 0) & (vec[MK, k] == 0) & (vec[NJ, k] == 0)
 
 
 @njit(cache=True, inline="always")
 def free_label(vec, start):
     """Smallest free label >= ``start`` (>= 1), or -1 when none is left."""
+    found = -1
     for k in range(max(start, 1), vec.shape[1]):
         if is_free(vec, k):
-            return k
-    return -1
+            found = k
+            break
+    hold(vec)
+    return found
 
 
 @njit(cache=True, inline="always")
@@ -362,6 +394,7 @@ def n_free_labels(vec):
     for k in range(1, vec.shape[1]):
         if is_free(vec, k):
             c += 1
+    hold(vec)
     return c
 
 

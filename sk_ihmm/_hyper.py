@@ -20,9 +20,40 @@ posterior, so the chain keeps the posterior over (states, tables, alpha,
 gamma, kappa) invariant.
 """
 
+import math
+
 import numpy as np
+from numba import njit
 
 __all__ = ["resample_concentrations"]
+
+_TINY = np.finfo(float).tiny
+
+
+@njit(cache=True)
+def _resample(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
+              priors, resample, rng, out):
+    """The draws of :func:`resample_concentrations`, one kernel call per sweep."""
+    out[0], out[1], out[2] = alpha, gamma, kappa
+    if resample[0] or resample[2]:
+        s_all = 0.0
+        s_states = 0.0
+        for j in range(nj.shape[0]):
+            if nj[j] > 0:
+                c = alpha + kappa if j > 0 else alpha
+                # clip: a Beta draw with a tiny shape can underflow to exactly 0
+                lw = math.log(max(rng.beta(c, nj[j]), _TINY))
+                s_all += lw
+                if j > 0:
+                    s_states += lw
+        if resample[0]:
+            out[0] = rng.gamma(priors[0, 0] + root_tables, 1.0 / (priors[0, 1] - s_all))
+        if resample[2]:
+            out[2] = rng.gamma(priors[2, 0] + override_tables,
+                               1.0 / (priors[2, 1] - s_states))
+    if resample[1]:
+        eta = max(rng.beta(gamma, root_tables), _TINY) if root_tables > 0 else 1.0
+        out[1] = rng.gamma(priors[1, 0] + n_dishes, 1.0 / (priors[1, 1] - math.log(eta)))
 
 
 def resample_concentrations(conc, nj, root_tables, override_tables, n_dishes,
@@ -45,21 +76,9 @@ def resample_concentrations(conc, nj, root_tables, override_tables, n_dishes,
         Which of alpha, gamma, kappa to update.
     rng : numpy.random.Generator
     """
-    alpha, gamma, kappa = (float(v) for v in conc)
-    out = np.array([alpha, gamma, kappa])
-    if resample[0] or resample[2]:
-        active = np.flatnonzero(nj > 0)
-        c = np.where(active > 0, alpha + kappa, alpha)
-        # clip: a Beta draw with a tiny shape can underflow to exactly 0
-        logw = np.log(np.maximum(rng.beta(c, nj[active]), np.finfo(float).tiny))
-        if resample[0]:
-            a, b = priors[0]
-            out[0] = rng.gamma(a + root_tables, 1.0 / (b - logw.sum()))
-        if resample[2]:
-            a, b = priors[2]
-            out[2] = rng.gamma(a + override_tables, 1.0 / (b - logw[active > 0].sum()))
-    if resample[1]:
-        a, b = priors[1]
-        eta = max(rng.beta(gamma, root_tables), np.finfo(float).tiny) if root_tables > 0 else 1.0
-        out[1] = rng.gamma(a + n_dishes, 1.0 / (b - np.log(eta)))
+    out = np.empty(3)
+    _resample(float(conc[0]), float(conc[1]), float(conc[2]),
+              np.ascontiguousarray(nj, dtype=np.int64), int(root_tables),
+              int(override_tables), int(n_dishes), np.asarray(priors, dtype=np.float64),
+              np.asarray(resample, dtype=np.bool_), rng, out)
     return out

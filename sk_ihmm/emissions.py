@@ -48,6 +48,8 @@ from numba import njit
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator
 
+from ._nrt import hold
+
 __all__ = [
     "EmissionFamily",
     "Categorical",
@@ -182,7 +184,11 @@ def _gauss_fill_cache(stats, k, hyp):
 def _gauss_log_pred(stats, k, hyp, Y, t):
     if stats[k, 3] == 0.0:
         _gauss_fill_cache(stats, k, hyp)
-    return _student_t(Y[t, 0], stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7])
+    r = _student_t(Y[t, 0], stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7])
+    hold(stats)
+    hold(hyp)
+    hold(Y)
+    return r
 
 
 @njit(cache=True)
@@ -204,19 +210,21 @@ def _gauss_update(stats, k, Y, t, sign):
     if n_new <= 0.0:
         for i in range(stats.shape[1]):
             stats[k, i] = 0.0
-        return
-    mean_old = stats[k, 1]
-    if sign > 0:
-        mean_new = mean_old + (x - mean_old) / n_new
-        stats[k, 2] += (x - mean_old) * (x - mean_new)
     else:
-        mean_new = (n_old * mean_old - x) / n_new
-        stats[k, 2] -= (x - mean_new) * (x - mean_old)
-        if stats[k, 2] < 0.0:
-            stats[k, 2] = 0.0
-    stats[k, 0] = n_new
-    stats[k, 1] = mean_new
-    stats[k, 3] = 0.0
+        mean_old = stats[k, 1]
+        if sign > 0:
+            mean_new = mean_old + (x - mean_old) / n_new
+            stats[k, 2] += (x - mean_old) * (x - mean_new)
+        else:
+            mean_new = (n_old * mean_old - x) / n_new
+            stats[k, 2] -= (x - mean_new) * (x - mean_old)
+            if stats[k, 2] < 0.0:
+                stats[k, 2] = 0.0
+        stats[k, 0] = n_new
+        stats[k, 1] = mean_new
+        stats[k, 3] = 0.0
+    hold(stats)
+    hold(Y)
 
 
 @njit(cache=True)
@@ -230,17 +238,20 @@ def _gauss_log_marginal(stats, k, hyp):
 
 @njit(cache=True)
 def _gauss_sample_param(stats, k, hyp, rng, out, j):
-    # out[j] = [mean, variance]
+    # out[j] = [mean, variance, log normaliser, 1 / (2 variance)]: the last two
+    # spare param_loglik a log per call
     mu_n, lam_n, a_n, b_n = _nig_posterior(stats[k, 0], stats[k, 1], stats[k, 2], hyp)
     var = b_n / rng.gamma(a_n, 1.0)
     out[j, 0] = mu_n + math.sqrt(var / lam_n) * rng.standard_normal()
     out[j, 1] = var
+    out[j, 2] = -0.5 * (_LOG_2PI + math.log(var))
+    out[j, 3] = 0.5 / var
 
 
 @njit(cache=True, inline="always")
 def _gauss_param_loglik(param, k, Y, t):
     d = Y[t, 0] - param[k, 0]
-    return -0.5 * (_LOG_2PI + math.log(param[k, 1]) + d * d / param[k, 1])
+    return param[k, 2] - param[k, 3] * d * d
 
 
 # --------------------------------------------------------------------------
@@ -615,7 +626,7 @@ class Gaussian(EmissionFamily):
         return 8
 
     def _n_params(self, n_features):
-        return 2
+        return 4
 
     def _summary(self, stats, hyp):
         mu_n, _, a_n, b_n = _nig_posterior_rows(stats, hyp)
@@ -772,10 +783,15 @@ def log_pred(fam, stats, k, hyp, Y, t):
     """Log posterior predictive of observation ``Y[t]`` given the statistics
     ``stats[k]`` of one state."""
     if fam == GAUSSIAN:
-        return _gauss_log_pred(stats, k, hyp, Y, t)
-    if fam == CATEGORICAL:
-        return _cat_log_pred(stats, k, hyp, Y, t)
-    return _mvn_log_pred(stats, k, hyp, Y, t)
+        r = _gauss_log_pred(stats, k, hyp, Y, t)
+    elif fam == CATEGORICAL:
+        r = _cat_log_pred(stats, k, hyp, Y, t)
+    else:
+        r = _mvn_log_pred(stats, k, hyp, Y, t)
+    hold(stats)
+    hold(hyp)
+    hold(Y)
+    return r
 
 
 @njit(cache=True, inline="always")
@@ -787,6 +803,8 @@ def update(fam, stats, k, Y, t, sign):
         _cat_update(stats, k, Y, t, sign)
     else:
         _mvn_update(stats, k, Y, t, sign)
+    hold(stats)
+    hold(Y)
 
 
 @njit(cache=True)
@@ -804,10 +822,14 @@ def sample_param(fam, stats, k, hyp, rng, out, j):
 def param_loglik(fam, param, k, Y, t):
     """Log density of observation ``Y[t]`` under the explicit parameters ``param[k]``."""
     if fam == GAUSSIAN:
-        return _gauss_param_loglik(param, k, Y, t)
-    if fam == CATEGORICAL:
-        return _cat_param_loglik(param, k, Y, t)
-    return _mvn_param_loglik(param, k, Y, t)
+        r = _gauss_param_loglik(param, k, Y, t)
+    elif fam == CATEGORICAL:
+        r = _cat_param_loglik(param, k, Y, t)
+    else:
+        r = _mvn_param_loglik(param, k, Y, t)
+    hold(param)
+    hold(Y)
+    return r
 
 
 @njit(cache=True)

@@ -106,7 +106,8 @@ def test_state_is_consistent_after_sweeps():
         assert state.beta.shape == (K + 1,) and state.beta.sum() == pytest.approx(1.0)
         assert state.pi.shape == (K + 1, K + 1)
         np.testing.assert_allclose(state.pi.sum(axis=1), 1.0)
-        assert state.phi.shape == (K + 1, 2) and np.all(state.phi[1:, 1] > 0)
+        assert state.phi.shape == (K + 1, 4) and np.all(state.phi[1:, 1] > 0)
+        np.testing.assert_allclose(state.phi[1:, 3], 0.5 / state.phi[1:, 1])
         assert np.isfinite(state.log_joint)
 
 
@@ -202,7 +203,7 @@ def test_new_state_split_moments():
         pi = np.zeros((4, 4))
         pi[0, :2] = [rem0, 1 - rem0]
         pi[1, :2] = [rem1, 1 - rem1]
-        phi = np.zeros((4, 2))
+        phi = np.zeros((4, family._n_params(dim)))
         _pgas._new_state(pi, beta, phi, 1, 0, alpha, gamma, kappa,
                          np.zeros((1, family._n_stats(dim))), hyp, family.code, np.zeros(4), rng)
         assert beta.sum() == pytest.approx(1.0)

@@ -96,6 +96,7 @@ from numba import njit
 
 from .. import emissions as em
 from .._hyper import resample_concentrations
+from .._nrt import hold
 
 __all__ = ["PGASState", "init", "step"]
 
@@ -213,7 +214,7 @@ def _dirichlet(shapes, out, rng):
         out[c] /= tot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _draw_index(w, total, rng):
     """Index drawn with probabilities ``w / total`` (``w >= 0``)."""
     u = rng.random() * total
@@ -224,11 +225,12 @@ def _draw_index(w, total, rng):
             acc += w[i]
             last = i
             if u < acc:
-                return i
+                break
+    hold(w)
     return last
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _search_cumulative(cum, u):
     """Smallest ``i`` with ``u < cum[i]`` (``cum`` non-decreasing, ``u < cum[-1]``)."""
     lo = 0
@@ -239,6 +241,7 @@ def _search_cumulative(cum, u):
             hi = mid
         else:
             lo = mid + 1
+    hold(cum)
     return lo
 
 
@@ -317,6 +320,16 @@ def _row_tail(pi, j, K0):
 
 
 @njit(cache=True)
+def _linear_weights(logw, w):
+    """``w = exp(logw - max)`` (all ones if every ``logw`` is ``-inf``)."""
+    mx = -np.inf
+    for i in range(logw.shape[0]):
+        mx = max(mx, logw[i])
+    for i in range(logw.shape[0]):
+        w[i] = math.exp(logw[i] - mx) if mx > -np.inf else 1.0
+
+
+@njit(cache=True)
 def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
           alpha, gamma, kappa, hyp, zero_stats, fam, rng):
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
@@ -337,16 +350,16 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         L_max = max(L_max, ends[s] - starts[s])
     X = np.empty((L_max, N), np.int64)      # particle states, time-major
     A = np.zeros((L_max, N), np.int64)      # ancestors
-    logw = np.zeros(N)
+    logw = np.zeros(N)                      # log weights ('prior' proposal)
+    w = np.ones(N)                          # weights, relative within a step
     cum = np.empty(N)
     aw = np.empty(N)
     anc = np.zeros(N, np.int64)
     C = pi.shape[0]
     tail = np.zeros(C)
     shapes = np.zeros(C)
-    z_row = np.zeros(C)                     # normaliser Z_j of the posterior proposal,
-    lz_row = np.zeros(C)                    # log Z_j (with the emission shift) ...
-    z_stamp = np.full(C, -1, np.int64)      # ... valid at the step stored here
+    z_row = np.zeros(C)                     # Z_j / exp(mx) of the posterior proposal,
+    z_stamp = np.full(C, -1, np.int64)      # valid at the step stored here
     stamp = 0
     n_changed = 0
     for j in range(K + 1):
@@ -367,23 +380,27 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                 tail = tail2
                 shapes = np.zeros(C)
                 z_row = np.zeros(C)
-                lz_row = np.zeros(C)
                 z_stamp = np.full(C, -1, np.int64)
             stamp += 1
             ref = x[a + t]
             # ---- resampling and ancestor sampling (weights of step t - 1) ----
             if t > 0:
-                mx = -np.inf
-                for i in range(N):
-                    mx = max(mx, logw[i])
                 tot = 0.0
                 atot = 0.0
                 for i in range(N):
-                    wi = math.exp(logw[i] - mx) if mx > -np.inf else 1.0
+                    wi = w[i]
                     tot += wi
                     cum[i] = tot
                     aw[i] = wi * pi[X[t - 1, i], ref]
                     atot += aw[i]
+                if not tot > 0.0:  # every weight is zero: resample uniformly
+                    tot = 0.0
+                    atot = 0.0
+                    for i in range(N):
+                        tot += 1.0
+                        cum[i] = tot
+                        aw[i] = pi[X[t - 1, i], ref]
+                        atot += aw[i]
                 for i in range(N - 1):
                     anc[i] = _search_cumulative(cum, rng.random() * tot)
                 anc[N - 1] = _draw_index(aw, atot, rng)
@@ -412,7 +429,6 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                         for k in range(1, K0 + 1):
                             z += pi[j, k] * ef[k]
                         z_row[j] = z
-                        lz_row[j] = (math.log(z) + mx) if z > 0.0 else -np.inf
                         z_stamp[j] = stamp
                     z = z_row[j]
                     if i < N - 1:
@@ -439,9 +455,12 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                             K += 1
                             k_new = K
                             tail[K] = _row_tail(pi, K, K0)
-                    lw = lz_row[j]
+                    # Z_j exp(mx) is the weight; exp(mx) is common to the
+                    # step's particles and cancels in the resampling
+                    wi = z
                     if k_new > K0:
-                        lw += em.param_loglik(fam, phi, k_new, Y, a + t) - l_new
+                        wi *= math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_new)
+                    w[i] = wi
                 else:
                     if i < N - 1:
                         # rows sum to one (column 0 = remainder)
@@ -459,17 +478,19 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                             K += 1
                             k_new = K
                             tail[K] = _row_tail(pi, K, K0)
-                    lw = em.param_loglik(fam, phi, k_new, Y, a + t)
+                    logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
                 X[t, i] = k_new
-                logw[i] = lw
+            if not posterior:
+                _linear_weights(logw, w)
         # ---- draw the new trajectory and trace it back ----
-        mx = -np.inf
-        for i in range(N):
-            mx = max(mx, logw[i])
         tot = 0.0
         for i in range(N):
-            tot += math.exp(logw[i] - mx) if mx > -np.inf else 1.0
+            tot += w[i]
             cum[i] = tot
+        if not tot > 0.0:
+            for i in range(N):
+                cum[i] = i + 1.0
+            tot = float(N)
         b = _search_cumulative(cum, rng.random() * tot)
         for t in range(L - 1, -1, -1):
             k = X[t, b]

@@ -37,6 +37,7 @@ import math
 
 from numba import njit
 
+from .._nrt import hold, nrt_free
 from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_prob, remove_customer
 from ..emissions import move_block, update
 
@@ -53,6 +54,56 @@ def _times(prod, log_r, p):
         log_r += math.log(prod)
         prod = 1.0
     return prod, log_r
+
+
+@nrt_free
+def _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
+    """Customer part of :func:`remove_seq`: remove the block's customers in
+    reverse time order (and its time steps from ``vec[OCC]``); return the log
+    product of their predictives, each right after its removal."""
+    L = xb.shape[0]
+    last = xb[L - 1]
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    prod = 1.0
+    log_r = 0.0
+    if nxt > 0:
+        remove_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
+            alpha, gamma, kappa, last, nxt))
+    for l in range(L - 1, -1, -1):
+        k = xb[l]
+        j = prev if l == 0 else xb[l - 1]
+        vec[OCC, k] -= 1
+        remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
+    return log_r + math.log(prod)
+
+
+@nrt_free
+def _seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
+    """Customer part of :func:`add_seq`: seat the block's customers in time
+    order (and its time steps in ``vec[OCC]``); return the log product of
+    their predictives, each right before its addition."""
+    L = xb.shape[0]
+    last = xb[L - 1]
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    prod = 1.0
+    log_r = 0.0
+    for l in range(L):
+        k = xb[l]
+        j = prev if l == 0 else xb[l - 1]
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
+        add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
+        vec[OCC, k] += 1
+    if nxt > 0:
+        prod, log_r = _times(prod, log_r, pred_prob(
+            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
+            alpha, gamma, kappa, last, nxt))
+        add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
+    return log_r + math.log(prod)
 
 
 @njit(cache=True, inline="always")
@@ -95,24 +146,8 @@ def remove_seq(mat, vec, tab, log, scal, conc,
         factors are multiplied in linear space (one log per block), the
         emission factors come from :func:`sk_ihmm.emissions.move_block`.
     """
-    L = xb.shape[0]
-    last = xb[L - 1]
-    alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    log_r = move_block(fam, stats, hyp, Y, b, xb, -1.0, work)
-    prod = 1.0
-    if nxt > 0:
-        remove_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
-        prod, log_r = _times(prod, log_r, pred_prob(
-            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
-            alpha, gamma, kappa, last, nxt))
-    for l in range(L - 1, -1, -1):
-        k = xb[l]
-        j = prev if l == 0 else xb[l - 1]
-        vec[OCC, k] -= 1
-        remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        prod, log_r = _times(prod, log_r, pred_prob(
-            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
-    return log_r + math.log(prod)
+    return (move_block(fam, stats, hyp, Y, b, xb, -1.0, work)
+            + _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng))
 
 
 @njit(cache=True, inline="always")
@@ -129,24 +164,8 @@ def add_seq(mat, vec, tab, log, scal, conc,
         Sum of the log predictive probabilities of the added customers and
         emissions, each evaluated right before its own addition.
     """
-    L = xb.shape[0]
-    last = xb[L - 1]
-    alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    prod = 1.0
-    log_r = 0.0
-    for l in range(L):
-        k = xb[l]
-        j = prev if l == 0 else xb[l - 1]
-        prod, log_r = _times(prod, log_r, pred_prob(
-            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
-        add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        vec[OCC, k] += 1
-    if nxt > 0:
-        prod, log_r = _times(prod, log_r, pred_prob(
-            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
-            alpha, gamma, kappa, last, nxt))
-        add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
-    return log_r + math.log(prod) + move_block(fam, stats, hyp, Y, b, xb, 1.0, work)
+    return (_seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng)
+            + move_block(fam, stats, hyp, Y, b, xb, 1.0, work))
 
 
 @njit(cache=True, inline="always")
@@ -162,3 +181,8 @@ def move_emissions(vec, stats, Y, b, x_from, x_to, fam):
         vec[OCC, x_from[l]] -= 1
         update(fam, stats, x_to[l], Y, b + l, 1.0)
         vec[OCC, x_to[l]] += 1
+    hold(vec)
+    hold(stats)
+    hold(Y)
+    hold(x_from)
+    hold(x_to)

@@ -1,0 +1,45 @@
+"""Reference-count hygiene for the numba kernels.
+
+Numba's runtime (NRT) counts references to every array: binding an array
+argument of a call, inlined calls included, or creating a view takes a
+reference -- an atomic increment, and a decrement where the variable dies.
+An LLVM pass removes the pairs it can prove redundant, but its patterns
+miss many of those in a branchy inlined kernel, and the survivors cost more
+than the arithmetic: on a customer move (:func:`sk_ihmm._hcrp.add_customer`
+and ``remove_customer``) they were about half of the time.
+
+Two tools, used by the shared kernels:
+
+* :func:`nrt_free` compiles a kernel with the runtime switched off
+  (``njit(_nrt=False)``): no reference is ever counted inside it, nor in the
+  kernels it inlines or calls. Such a kernel must not allocate (numba
+  refuses to compile it otherwise), so it suits the inner loops over a
+  preallocated state -- the customer moves of a whole block. Calling it
+  still takes the references of its arguments once, so it is called per
+  block or per sweep, never per time step.
+* :func:`hold` ends an inlined kernel that has control flow: ``hold(a)`` for
+  each array argument makes every argument die in the last block, where the
+  pass can remove its pair. It compiles to nothing.
+
+``_nrt=False`` is a numba compiler flag without a public spelling; if a
+numba version refuses it, :func:`nrt_free` falls back to plain ``njit``
+(same results, slower).
+"""
+
+from numba import njit
+
+__all__ = ["hold", "nrt_free"]
+
+
+@njit(cache=True, inline="always")
+def hold(a):
+    """Use ``a`` and do nothing: keeps it alive to the end of an inlined kernel."""
+    pass
+
+
+def nrt_free(func):
+    """``njit(cache=True)`` with numba's reference counting switched off."""
+    try:
+        return njit(cache=True, _nrt=False)(func)
+    except (KeyError, TypeError):  # pragma: no cover - depends on numba
+        return njit(cache=True)(func)

@@ -1,0 +1,80 @@
+"""Reference counting in the hot kernels (see ``sk_ihmm._nrt``).
+
+Numba's reference-count operations are atomic and cost more than the
+arithmetic of a customer move; these tests compile small loops around the
+shared kernels and check, in the optimised LLVM IR, that no ``NRT_incref``
+is left. They fail when a kernel is edited into a shape the pruning pass
+does not handle (a branch without ``hold``, two inlined callees in the arms
+of one if/else) or when numba stops honouring ``_nrt=False``.
+"""
+
+import re
+
+import numpy as np
+import pytest
+from numba import njit
+
+from sk_ihmm import _hcrp
+from sk_ihmm._hcrp import free_label, is_free, n_free_labels, pred_prob
+from sk_ihmm.samplers import _pgas
+from sk_ihmm.samplers._seqmoves import _seat, _unseat
+
+
+def _n_incref(dispatcher):
+    ir = "\n".join(dispatcher.inspect_llvm().values())
+    return len(re.findall(r"call void @NRT_incref", ir))
+
+
+@njit
+def _loop_labels(vec, n):
+    acc = 0
+    for i in range(n):
+        acc += free_label(vec, 1 + i % 3) + is_free(vec, i % 4) + n_free_labels(vec)
+    return acc
+
+
+@njit
+def _loop_pred(mat, vec, scal, n):
+    acc = 0.0
+    for i in range(n):
+        j, k = i % 3, 1 + i % 2
+        acc += pred_prob(mat[_hcrp.N, j, k], vec[_hcrp.NJ, j], vec[_hcrp.MK, k],
+                         scal[_hcrp._M_TOT], 1.0, 1.0, 0.5, j, k)
+    return acc
+
+
+@njit
+def _loop_pgas_draws(w, cum, n, rng):
+    acc = 0
+    for i in range(n):
+        acc += _pgas._draw_index(w, 3.0, rng) + _pgas._search_cumulative(cum, 0.5 * (i % 6))
+    return acc
+
+
+def test_label_and_predictive_kernels_take_no_reference():
+    s = _hcrp.new_seating(8, 16, 8, 1.0, 1.0, 0.5)
+    _loop_labels(s.vec, 1)
+    _loop_pred(s.mat, s.vec, s.scal, 1)
+    assert _n_incref(_loop_labels) == 0
+    assert _n_incref(_loop_pred) == 0
+
+
+def test_pgas_draw_helpers_take_no_reference():
+    rng = np.random.default_rng(0)
+    _loop_pgas_draws(np.ones(3), np.arange(1.0, 4.0), 1, rng)
+    assert _n_incref(_loop_pgas_draws) == 0
+
+
+@pytest.mark.parametrize("kernel", [_seat, _unseat], ids=["seat", "unseat"])
+def test_block_customer_moves_are_compiled_without_reference_counting(kernel):
+    # the seating of a block, then the kernel on it: x = 1 1 2 2 1 after restaurant 0
+    s = _hcrp.new_seating(8, 32, 64, 1.0, 1.0, 0.5)
+    rng = np.random.default_rng(0)
+    xb = np.array([1, 1, 2, 2, 1], dtype=np.int64)
+    mat, vec, tab, log, scal, conc = s
+    if kernel is _unseat:
+        _seat(mat, vec, tab, log, scal, conc, xb, 0, -1, rng)
+        _hcrp.clear_log(scal)
+    log_r = kernel(mat, vec, tab, log, scal, conc, xb, 0, -1, rng)
+    assert np.isfinite(log_r) and log_r < 0
+    assert _n_incref(kernel) == 0
