@@ -188,14 +188,14 @@ def _forward(pred, A, log_emit, alpha, store):
     prod = 1.0
     logs = 0.0
     for t in range(L):
+        # rows by index, not views: a view per step costs a reference count
         r = t if store else t & 1
-        cur = alpha[r]
         if t > 0:
-            prev = alpha[t - 1] if store else alpha[1 - r]
+            rp = t - 1 if store else 1 - r
             for j in range(K):
                 pred[j] = 0.0
             for i in range(K):
-                a = prev[i]
+                a = alpha[rp, i]
                 if a != 0.0:
                     for j in range(K):
                         pred[j] += a * A[i, j]
@@ -210,13 +210,13 @@ def _forward(pred, A, log_emit, alpha, store):
         for j in range(K):
             pj = pred[j]
             v = pj * math.exp(log_emit[t, j] - m) if pj > 0.0 else 0.0
-            cur[j] = v
+            alpha[r, j] = v
             sm += v
         if not sm > 0.0:
             return _NEG_INF
         inv = 1.0 / sm
         for j in range(K):
-            cur[j] *= inv
+            alpha[r, j] *= inv
         msum, mcomp = _sum_add(msum, mcomp, m)
         if sm < 1e-100 or sm > 1e100:
             logs += math.log(sm)

@@ -28,7 +28,10 @@ Every family exposes the same small interface, shared by all samplers:
       draw explicit parameters into ``out[j]`` from the posterior given
       ``stats[k]``;
   ``param_loglik(fam, param, k, Y, t) -> float``
-      log density of ``Y[t]`` under the explicit parameters ``param[k]``.
+      log density of ``Y[t]`` under the explicit parameters ``param[k]``;
+  ``param_loglik_block(fam, param, n, Y, start, length, out)``
+      the same for the states ``1..n`` and a block of observations, in one
+      call.
 
   They take whole arrays and row indices rather than row views, and the
   per-observation ones are inlined into their callers: numba takes a
@@ -830,6 +833,35 @@ def param_loglik(fam, param, k, Y, t):
     hold(param)
     hold(Y)
     return r
+
+
+@njit(cache=True)
+def _param_loglik_block_gauss(param, n, Y, start, length, out):
+    for l in range(length):
+        for k in range(1, n + 1):
+            out[l, k] = _gauss_param_loglik(param, k, Y, start + l)
+
+
+@njit(cache=True)
+def _param_loglik_block_cat(param, n, Y, start, length, out):
+    for l in range(length):
+        for k in range(1, n + 1):
+            out[l, k] = _cat_param_loglik(param, k, Y, start + l)
+
+
+@njit(cache=True)
+def param_loglik_block(fam, param, n, Y, start, length, out):
+    """``out[l, k] = param_loglik(fam, param, k, Y, start + l)`` for the
+    states ``k = 1..n`` and ``l < length``, in one call (the family is
+    dispatched once; the loops pay no reference counting)."""
+    if fam == GAUSSIAN:
+        _param_loglik_block_gauss(param, n, Y, start, length, out)
+    elif fam == CATEGORICAL:
+        _param_loglik_block_cat(param, n, Y, start, length, out)
+    else:
+        for l in range(length):
+            for k in range(1, n + 1):
+                out[l, k] = _mvn_param_loglik(param, k, Y, start + l)
 
 
 @njit(cache=True)

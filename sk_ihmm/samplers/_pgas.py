@@ -319,6 +319,36 @@ def _row_tail(pi, j, K0):
     return s
 
 
+#: Time steps whose posterior-proposal emission terms are computed per call
+#: of :func:`_emission_terms` (one call, and its reference counting, per
+#: chunk rather than per step).
+_EMISSION_CHUNK = 256
+
+
+@njit(cache=True)
+def _emission_terms(fam, phi, K0, zero_stats, hyp, Y, start, n, ef, e_new, l_new):
+    """Emission terms of the posterior proposal at steps ``start .. start + n - 1``.
+
+    For row ``c`` (step ``t = start + c``) fills ``ef[c, k] = f(y_t | phi_k) /
+    exp(mx_t)`` for the explicit states ``k = 1..K0``, ``e_new[c] = L_t /
+    exp(mx_t)`` and ``l_new[c, 0] = log L_t``, with ``L_t`` the prior
+    predictive of a new state (label 0 of the all-zero ``zero_stats``) and
+    ``mx_t`` the largest of the ``K0 + 1`` log terms (a shift common to every
+    particle of the step). The explicit states' parameters do not change
+    during a CSMC sweep, so the terms can be computed ahead, a chunk of steps
+    per call.
+    """
+    em.log_pred_block(fam, zero_stats, np.zeros(1, np.int64), 1, hyp, Y, start, n, l_new)
+    em.param_loglik_block(fam, phi, K0, Y, start, n, ef)
+    for c in range(n):
+        mx = l_new[c, 0]
+        for k in range(1, K0 + 1):
+            mx = max(mx, ef[c, k])
+        for k in range(1, K0 + 1):
+            ef[c, k] = math.exp(ef[c, k] - mx)
+        e_new[c] = math.exp(l_new[c, 0] - mx)
+
+
 @njit(cache=True)
 def _linear_weights(logw, w):
     """``w = exp(logw - max)`` (all ones if every ``logw`` is ``-inf``)."""
@@ -327,6 +357,118 @@ def _linear_weights(logw, w):
         mx = max(mx, logw[i])
     for i in range(logw.shape[0]):
         w[i] = math.exp(logw[i] - mx) if mx > -np.inf else 1.0
+
+
+@njit(cache=True)
+def _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior, alpha, gamma, kappa,
+                hyp, zero_stats, fam, rng, X, A, logw, w, cum, aw, anc, tail, shapes,
+                z_row, z_stamp, stamp, ef_chunk, e_chunk, l_chunk):
+    """Steps ``t, t + 1, ...`` of the CSMC of the sequence starting at ``a``
+    (``L`` steps), until its end or until fewer than ``N`` free labels remain.
+
+    Returns ``(t, K, stamp)``: the next step to run, the number of states and
+    the memo stamp. Split from :func:`_csmc`, which grows the parameter
+    arrays between calls, so that no array variable is reassigned inside the
+    time loop (numba would count references at every iteration).
+    """
+    while t < L and pi.shape[0] - 1 - K >= N:
+        stamp += 1
+        ref = x[a + t]
+        # ---- resampling and ancestor sampling (weights of step t - 1) ----
+        if t > 0:
+            tot = 0.0
+            atot = 0.0
+            for i in range(N):
+                wi = w[i]
+                tot += wi
+                cum[i] = tot
+                aw[i] = wi * pi[X[t - 1, i], ref]
+                atot += aw[i]
+            if not tot > 0.0:  # every weight is zero: resample uniformly
+                tot = 0.0
+                atot = 0.0
+                for i in range(N):
+                    tot += 1.0
+                    cum[i] = tot
+                    aw[i] = pi[X[t - 1, i], ref]
+                    atot += aw[i]
+            for i in range(N - 1):
+                anc[i] = _search_cumulative(cum, rng.random() * tot)
+            anc[N - 1] = _draw_index(aw, atot, rng)
+            for i in range(N):
+                A[t, i] = anc[i]
+        # ---- emission terms of the posterior proposal ----
+        c = t % _EMISSION_CHUNK
+        if posterior and c == 0:
+            _emission_terms(fam, phi, K0, zero_stats, hyp, Y, a + t,
+                            min(_EMISSION_CHUNK, L - t), ef_chunk, e_chunk, l_chunk)
+        e_new = e_chunk[c]
+        l_new = l_chunk[c, 0]
+        # ---- propagate ----
+        for i in range(N):
+            j = 0 if t == 0 else X[t - 1, anc[i]]
+            k_new = ref
+            if posterior:
+                if z_stamp[j] != stamp:
+                    z = tail[j] * e_new
+                    for k in range(1, K0 + 1):
+                        z += pi[j, k] * ef_chunk[c, k]
+                    z_row[j] = z
+                    z_stamp[j] = stamp
+                z = z_row[j]
+                if i < N - 1:
+                    k_new = -1
+                    u = rng.random() * z
+                    acc = 0.0
+                    for k in range(1, K0 + 1):
+                        acc += pi[j, k] * ef_chunk[c, k]
+                        if u < acc:
+                            k_new = k
+                            break
+                    if k_new < 0:
+                        # beyond K0, in proportion to pi_jk
+                        u = rng.random() * tail[j]
+                        acc = 0.0
+                        for k in range(K0 + 1, K + 1):
+                            acc += pi[j, k]
+                            if u < acc:
+                                k_new = k
+                                break
+                    if k_new < 0:
+                        _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
+                                   zero_stats, hyp, fam, shapes, rng)
+                        K += 1
+                        k_new = K
+                        tail[K] = _row_tail(pi, K, K0)
+                # Z_j exp(mx) is the weight; exp(mx) is common to the
+                # step's particles and cancels in the resampling
+                wi = z
+                if k_new > K0:
+                    wi *= math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_new)
+                w[i] = wi
+            else:
+                if i < N - 1:
+                    # rows sum to one (column 0 = remainder)
+                    k_new = -1
+                    u = rng.random()
+                    acc = 0.0
+                    for k in range(1, K + 1):
+                        acc += pi[j, k]
+                        if u < acc:
+                            k_new = k
+                            break
+                    if k_new < 0:
+                        _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
+                                   zero_stats, hyp, fam, shapes, rng)
+                        K += 1
+                        k_new = K
+                        tail[K] = _row_tail(pi, K, K0)
+                logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
+            X[t, i] = k_new
+        if not posterior:
+            _linear_weights(logw, w)
+        t += 1
+    return t, K, stamp
 
 
 @njit(cache=True)
@@ -366,11 +508,15 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         tail[j] = pi[j, 0]
         for k in range(K0 + 1, K + 1):
             tail[j] += pi[j, k]
-    ef = np.zeros(K0 + 1)                    # f(y_t | phi_k) / exp(mx), k <= K0
+    # emission terms of the posterior proposal (_emission_terms), per chunk
+    ef_chunk = np.zeros((_EMISSION_CHUNK, K0 + 1))
+    e_chunk = np.zeros(_EMISSION_CHUNK)
+    l_chunk = np.zeros((_EMISSION_CHUNK, 1))
     for s in range(starts.shape[0]):
         a = starts[s]
         L = ends[s] - a
-        for t in range(L):
+        t = 0
+        while t < L:
             if pi.shape[0] - 1 - K < N:
                 C_old = pi.shape[0]
                 pi, beta, phi = _grow(pi, beta, phi, K + N + 1)
@@ -381,107 +527,10 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                 shapes = np.zeros(C)
                 z_row = np.zeros(C)
                 z_stamp = np.full(C, -1, np.int64)
-            stamp += 1
-            ref = x[a + t]
-            # ---- resampling and ancestor sampling (weights of step t - 1) ----
-            if t > 0:
-                tot = 0.0
-                atot = 0.0
-                for i in range(N):
-                    wi = w[i]
-                    tot += wi
-                    cum[i] = tot
-                    aw[i] = wi * pi[X[t - 1, i], ref]
-                    atot += aw[i]
-                if not tot > 0.0:  # every weight is zero: resample uniformly
-                    tot = 0.0
-                    atot = 0.0
-                    for i in range(N):
-                        tot += 1.0
-                        cum[i] = tot
-                        aw[i] = pi[X[t - 1, i], ref]
-                        atot += aw[i]
-                for i in range(N - 1):
-                    anc[i] = _search_cumulative(cum, rng.random() * tot)
-                anc[N - 1] = _draw_index(aw, atot, rng)
-                for i in range(N):
-                    A[t, i] = anc[i]
-            # ---- emission terms of the posterior proposal ----
-            l_new = 0.0
-            e_new = 0.0
-            mx = 0.0
-            if posterior:
-                l_new = em.log_pred(fam, zero_stats, 0, hyp, Y, a + t)
-                mx = l_new
-                for k in range(1, K0 + 1):
-                    ef[k] = em.param_loglik(fam, phi, k, Y, a + t)
-                    mx = max(mx, ef[k])
-                for k in range(1, K0 + 1):
-                    ef[k] = math.exp(ef[k] - mx)
-                e_new = math.exp(l_new - mx)
-            # ---- propagate ----
-            for i in range(N):
-                j = 0 if t == 0 else X[t - 1, anc[i]]
-                k_new = ref
-                if posterior:
-                    if z_stamp[j] != stamp:
-                        z = tail[j] * e_new
-                        for k in range(1, K0 + 1):
-                            z += pi[j, k] * ef[k]
-                        z_row[j] = z
-                        z_stamp[j] = stamp
-                    z = z_row[j]
-                    if i < N - 1:
-                        k_new = -1
-                        u = rng.random() * z
-                        acc = 0.0
-                        for k in range(1, K0 + 1):
-                            acc += pi[j, k] * ef[k]
-                            if u < acc:
-                                k_new = k
-                                break
-                        if k_new < 0:
-                            # beyond K0, in proportion to pi_jk
-                            u = rng.random() * tail[j]
-                            acc = 0.0
-                            for k in range(K0 + 1, K + 1):
-                                acc += pi[j, k]
-                                if u < acc:
-                                    k_new = k
-                                    break
-                        if k_new < 0:
-                            _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
-                                       zero_stats, hyp, fam, shapes, rng)
-                            K += 1
-                            k_new = K
-                            tail[K] = _row_tail(pi, K, K0)
-                    # Z_j exp(mx) is the weight; exp(mx) is common to the
-                    # step's particles and cancels in the resampling
-                    wi = z
-                    if k_new > K0:
-                        wi *= math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_new)
-                    w[i] = wi
-                else:
-                    if i < N - 1:
-                        # rows sum to one (column 0 = remainder)
-                        k_new = -1
-                        u = rng.random()
-                        acc = 0.0
-                        for k in range(1, K + 1):
-                            acc += pi[j, k]
-                            if u < acc:
-                                k_new = k
-                                break
-                        if k_new < 0:
-                            _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
-                                       zero_stats, hyp, fam, shapes, rng)
-                            K += 1
-                            k_new = K
-                            tail[K] = _row_tail(pi, K, K0)
-                    logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
-                X[t, i] = k_new
-            if not posterior:
-                _linear_weights(logw, w)
+            t, K, stamp = _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior,
+                                      alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A,
+                                      logw, w, cum, aw, anc, tail, shapes, z_row, z_stamp,
+                                      stamp, ef_chunk, e_chunk, l_chunk)
         # ---- draw the new trajectory and trace it back ----
         tot = 0.0
         for i in range(N):
