@@ -22,7 +22,16 @@ from sk_ihmm.samplers._seqmoves import _seat, _unseat
 
 def _n_incref(dispatcher):
     ir = "\n".join(dispatcher.inspect_llvm().values())
+    assert "define" in ir, "no LLVM IR to inspect"
     return len(re.findall(r"call void @NRT_incref", ir))
+
+
+def _fresh(dispatcher):
+    """The same kernel, same compiler options, but not from the on-disk cache
+    (numba cannot show the IR of cached code)."""
+    options = {k: v for k, v in dispatcher.targetoptions.items()
+               if k not in ("cache", "nopython")}
+    return njit(**options)(dispatcher.py_func)
 
 
 @njit
@@ -67,12 +76,14 @@ def test_pgas_draw_helpers_take_no_reference():
 
 @pytest.mark.parametrize("kernel", [_seat, _unseat], ids=["seat", "unseat"])
 def test_block_customer_moves_are_compiled_without_reference_counting(kernel):
+    assert kernel.targetoptions.get("_nrt") is False
+    kernel = _fresh(kernel)
     # the seating of a block, then the kernel on it: x = 1 1 2 2 1 after restaurant 0
     s = _hcrp.new_seating(8, 32, 64, 1.0, 1.0, 0.5)
     rng = np.random.default_rng(0)
     xb = np.array([1, 1, 2, 2, 1], dtype=np.int64)
     mat, vec, tab, log, scal, conc = s
-    if kernel is _unseat:
+    if kernel.py_func is _unseat.py_func:
         _seat(mat, vec, tab, log, scal, conc, xb, 0, -1, rng)
         _hcrp.clear_log(scal)
     log_r = kernel(mat, vec, tab, log, scal, conc, xb, 0, -1, rng)
