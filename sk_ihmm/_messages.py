@@ -435,13 +435,16 @@ def path_log_weight_linear(init, A, log_emit, final, path):
 # beam sampling
 # --------------------------------------------------------------------------
 @njit(cache=True)
-def beam_sample_linear(init, A, log_emit, final, path_old, rng, out):
+def beam_sample_linear(init, A, log_emit, final, path_old, rng, out, fwork, iwork):
     """One beam-sampling move on linear weights (the core of :func:`beam_sample`).
 
-    Parameters are those of :func:`ffbs_linear` (no work buffer), plus the
-    current path ``path_old`` ``(L,)``, which must have positive weight; the
-    new path is written into ``out`` (which may be the same array).  Slices
-    are ``u_1 = init[x_1] U``, ``u_t = A[x_{t-1}, x_t] U`` with ``U ~ U(0, 1)``.
+    Parameters are those of :func:`ffbs_linear`, plus the current path
+    ``path_old`` ``(L,)``, which must have positive weight; the new path is
+    written into ``out`` (which may be the same array).  Slices are
+    ``u_1 = init[x_1] U``, ``u_t = A[x_{t-1}, x_t] U`` with ``U ~ U(0, 1)``.
+    ``fwork`` (float) and ``iwork`` (int64) are scratch arrays of at least
+    ``L + 2 K + L K`` and ``L + 1 + 2 K + L K`` entries (the sparse filter
+    holds at most ``L K`` pairs).
 
     Returns
     -------
@@ -451,8 +454,18 @@ def beam_sample_linear(init, A, log_emit, final, path_old, rng, out):
     L, K = log_emit.shape
     if L == 0:
         return 0
+    cap = L * K
+    if fwork.shape[0] < L + 2 * K + cap or iwork.shape[0] < L + 1 + 2 * K + cap:
+        raise ValueError("beam_sample_linear: work arrays too small")
+    v = fwork[:L]
+    pred = fwork[L:L + K]
+    wbuf = fwork[L + K:L + 2 * K]
+    val = fwork[L + 2 * K:L + 2 * K + cap]
+    ptr = iwork[:L + 1]
+    stamp = iwork[L + 1:L + 1 + K]
+    touched = iwork[L + 1 + K:L + 1 + 2 * K]
+    idx = iwork[L + 1 + 2 * K:L + 1 + 2 * K + cap]
     # ---- 1. slice variables u_t = w_t * U
-    v = np.empty(L)
     x = path_old[0]
     if x < 0 or x >= K:
         raise ValueError("path_old contains a state outside [0, K)")
@@ -472,14 +485,9 @@ def beam_sample_linear(init, A, log_emit, final, path_old, rng, out):
 
     # ---- 2. sparse forward filter (CSR storage: ptr / idx / val); each
     # active state scans its row for the transitions above the slice
-    cap = L * min(K, 4) + K
-    idx = np.empty(cap, dtype=np.int64)
-    val = np.empty(cap)
-    ptr = np.empty(L + 1, dtype=np.int64)
+    for j in range(K):
+        stamp[j] = -1
     ptr[0] = 0
-    pred = np.zeros(K)
-    stamp = np.full(K, -1, dtype=np.int64)
-    touched = np.empty(K, dtype=np.int64)
     nnz = 0
     for t in range(L):
         nt = 0
@@ -511,15 +519,6 @@ def beam_sample_linear(init, A, log_emit, final, path_old, rng, out):
                 m = e
         if m == _NEG_INF:
             raise ValueError("beam_sample: no path has positive weight")
-        if nnz + nt > cap:
-            newcap = max(2 * cap, nnz + nt)
-            idx2 = np.empty(newcap, dtype=np.int64)
-            val2 = np.empty(newcap)
-            idx2[:nnz] = idx[:nnz]
-            val2[:nnz] = val[:nnz]
-            idx = idx2
-            val = val2
-            cap = newcap
         s = 0.0
         start = nnz
         for q in range(nt):
@@ -538,7 +537,6 @@ def beam_sample_linear(init, A, log_emit, final, path_old, rng, out):
         ptr[t + 1] = nnz
 
     # ---- 3. backward sampling
-    wbuf = np.empty(K)
     start = ptr[L - 1]
     n = ptr[L] - start
     tot = 0.0
@@ -577,20 +575,23 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     (must have positive weight), the new one is written into ``out`` (which
     may be the same array).  The weights are shifted to linear scale (the
     construction is invariant to constant rescaling) and handed to
-    :func:`beam_sample_linear`.
+    :func:`beam_sample_linear` with work arrays for the worst case of
+    ``L K`` active (step, state) pairs.
 
     Returns
     -------
     n_visited : int
         Number of (t, state) pairs with non-zero forward mass.
     """
-    K = log_init.shape[0]
+    L, K = log_emit.shape
     A, _ = _linear_trans(log_trans)
     init = np.empty(K)
     final = np.empty(K)
     _linear_vec(log_init, init)
     _linear_vec(log_final, final)
-    return beam_sample_linear(init, A, log_emit, final, path_old, rng, out)
+    return beam_sample_linear(init, A, log_emit, final, path_old, rng, out,
+                              np.empty(L + 2 * K + L * K),
+                              np.empty(L + 1 + 2 * K + L * K, np.int64))
 
 
 # --------------------------------------------------------------------------

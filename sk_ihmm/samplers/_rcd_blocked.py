@@ -199,12 +199,16 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
     iwork = np.empty(l_max, np.int64)
     cand = np.empty(C, np.int64)
     index = np.full(C, -1, np.int64)   # label -> candidate column, -1 = 'new'
-    # the candidate HMM (at most C candidates), reshaped per block
+    # the candidate HMM (at most C candidates), reshaped per block; the
+    # (L, K + 1) buffers grow with the number of candidates (whole-sequence
+    # blocks of a long sequence would make l_max * C large)
     init_buf = np.empty(C)
     final_buf = np.empty(C)
     trans_buf = np.empty(C * C)
-    emit_buf = np.empty(l_max * C)
-    work = np.empty((l_max + 2) * C)
+    width = min(C, 8)
+    emit_buf = np.empty(l_max * width)
+    work = np.empty((l_max + 2) * width + l_max * width)
+    iwork_beam = np.empty(l_max + 1 + (l_max + 2) * width, np.int64)
     n_acc = 0
     n_vis = 0
     for i in range(start, order.shape[0]):
@@ -239,6 +243,11 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
                 K += 1
         cand[K] = free_label(vec, 1)  # 'new'
         K1 = K + 1
+        if K1 > width:
+            width = min(C, max(K1, 2 * width))
+            emit_buf = np.empty(l_max * width)
+            work = np.empty((l_max + 2) * width + l_max * width)
+            iwork_beam = np.empty(l_max + 1 + (l_max + 2) * width, np.int64)
         init = init_buf[:K1]
         final = final_buf[:K1]
         trans = trans_buf[:K1 * K1].reshape((K1, K1))
@@ -261,7 +270,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
 
         # ---- 3. proposal path, then labels for 'new' through Q* ----
         if use_beam:
-            n_vis += beam_sample_linear(init, trans, log_emit, final, po, rng, pn)
+            n_vis += beam_sample_linear(init, trans, log_emit, final, po, rng, pn,
+                                        work, iwork_beam)
         else:
             ffbs_linear(init, trans, log_emit, final, rng, pn, work)
         log_q_old = path_log_weight_linear(init, trans, log_emit, final, po)
