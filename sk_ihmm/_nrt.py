@@ -13,10 +13,10 @@ Two tools, used by the shared kernels:
 * :func:`nrt_free` compiles a kernel with the runtime switched off
   (``njit(_nrt=False)``): no reference is ever counted inside it, nor in the
   kernels it inlines or calls. Such a kernel must not allocate (numba
-  refuses to compile it otherwise), so it suits the inner loops over a
-  preallocated state -- the customer moves of a whole block. Calling it
-  still takes the references of its arguments once, so it is called per
-  block or per sweep, never per time step.
+  refuses to compile it otherwise), so it suits the loops over a
+  preallocated state: the Gibbs and blocked sweep kernels, the customer
+  moves of a block. Calling it still takes the references of its arguments
+  once, so it is called per block or per sweep, never per time step.
 * :func:`hold` ends an inlined kernel that has control flow: ``hold(a)`` for
   each array argument makes every argument die in the last block, where the
   pass can remove its pair. It compiles to nothing.

@@ -260,7 +260,10 @@ def _gauss_param_loglik(param, k, Y, t):
 # --------------------------------------------------------------------------
 # D-dimensional Gaussian with a Normal-Inverse-Wishart prior.
 # Sigma ~ IW(nu0, Psi0), mu | Sigma ~ N(mu0, Sigma / kappa0).
-# stats = [n, mean (D), M2 (D*D, row-major)]
+# stats = [n, mean (D), M2 (D*D, row-major) | scratch: S (D*D), mu_n (D), z (D)]
+# The scratch columns let log_pred / update / the log marginal work without
+# allocating (so that kernels calling them can run with numba's reference
+# counting switched off, see sk_ihmm._nrt); they hold no state between calls.
 # hyp = [D, kappa0, nu0, mu0 (D), Psi0 (D*D)]
 # --------------------------------------------------------------------------
 @njit(cache=True)
@@ -285,24 +288,71 @@ def _niw_posterior(stats, hyp):
 
 
 @njit(cache=True)
-def _mvn_log_pred(stats, k, hyp, Y, t):
-    d, mu_n, k_n, nu_n, psi = _niw_posterior(stats[k], hyp)
-    y = Y[t]
-    dof = nu_n - d + 1.0
-    shape = psi * ((k_n + 1.0) / (k_n * dof))
-    chol = np.linalg.cholesky(shape)
-    diff = y[:d] - mu_n
-    # forward substitution  L z = diff
-    z = np.empty(d)
+def _mvn_dim(n_stats):
+    # n_stats = 2 D^2 + 3 D + 1
+    return int(round((math.sqrt(8.0 * n_stats + 1.0) - 3.0) / 4.0))
+
+
+@njit(cache=True)
+def _niw_posterior_scratch(stats, k, hyp):
+    """NIW posterior of ``stats[k]`` written into its scratch columns:
+    ``psi_n`` (row-major) at ``1 + D + D^2`` and ``mu_n`` after it. Returns
+    ``(d, k_n, nu_n)``."""
+    d = int(hyp[0])
+    k0, nu0 = hyp[1], hyp[2]
+    n = stats[k, 0]
+    o_s = 1 + d + d * d
+    o_mu = o_s + d * d
+    k_n = k0 + n
+    c = k0 * n / k_n
+    for i in range(d):
+        di = stats[k, 1 + i] - hyp[3 + i]
+        stats[k, o_mu + i] = (k0 * hyp[3 + i] + n * stats[k, 1 + i]) / k_n
+        for j in range(d):
+            dj = stats[k, 1 + j] - hyp[3 + j]
+            stats[k, o_s + i * d + j] = (hyp[3 + d + i * d + j] + stats[k, 1 + d + i * d + j]
+                                         + c * di * dj)
+    return d, k_n, nu0 + n
+
+
+@njit(cache=True)
+def _cholesky_scratch(stats, k, o, d, f):
+    """In place: the lower Cholesky factor of ``f * S``, ``S`` the ``d x d``
+    row-major matrix at ``stats[k, o:]`` (its lower triangle is read, the
+    factor overwrites it). Returns ``log det`` of the factor."""
     logdet = 0.0
+    for j in range(d):
+        sj = f * stats[k, o + j * d + j]
+        for p in range(j):
+            sj -= stats[k, o + j * d + p] ** 2
+        ljj = math.sqrt(sj)
+        stats[k, o + j * d + j] = ljj
+        logdet += math.log(ljj)
+        for i in range(j + 1, d):
+            si = f * stats[k, o + i * d + j]
+            for p in range(j):
+                si -= stats[k, o + i * d + p] * stats[k, o + j * d + p]
+            stats[k, o + i * d + j] = si / ljj
+    return logdet
+
+
+@njit(cache=True)
+def _mvn_log_pred(stats, k, hyp, Y, t):
+    d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
+    o_s = 1 + d + d * d
+    o_mu = o_s + d * d
+    o_z = o_mu + d
+    dof = nu_n - d + 1.0
+    logdet = _cholesky_scratch(stats, k, o_s, d, (k_n + 1.0) / (k_n * dof))
+    # forward substitution L z = y - mu_n
     maha = 0.0
     for i in range(d):
-        s = diff[i]
+        r = Y[t, i] - stats[k, o_mu + i]
         for j in range(i):
-            s -= chol[i, j] * z[j]
-        z[i] = s / chol[i, i]
-        maha += z[i] * z[i]
-        logdet += math.log(chol[i, i])
+            r -= stats[k, o_s + i * d + j] * stats[k, o_z + j]
+        zi = r / stats[k, o_s + i * d + i]
+        stats[k, o_z + i] = zi
+        maha += zi * zi
     return (
         math.lgamma(0.5 * (dof + d))
         - math.lgamma(0.5 * dof)
@@ -315,40 +365,41 @@ def _mvn_log_pred(stats, k, hyp, Y, t):
 @njit(cache=True)
 def _mvn_log_marginal(stats, k, hyp):
     # log p(observations of k) up to a constant of the prior
-    d, _, k_n, nu_n, psi = _niw_posterior(stats[k], hyp)
-    chol = np.linalg.cholesky(psi)
-    out = -0.5 * stats[k, 0] * d * math.log(math.pi) - 0.5 * d * math.log(k_n)
+    d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
+    logdet = _cholesky_scratch(stats, k, 1 + d + d * d, d, 1.0)
+    out = -0.5 * stats[k, 0] * d * math.log(math.pi) - 0.5 * d * math.log(k_n) - nu_n * logdet
     for i in range(d):
-        out += math.lgamma(0.5 * (nu_n - i)) - nu_n * math.log(chol[i, i])
+        out += math.lgamma(0.5 * (nu_n - i))
     return out
 
 
 @njit(cache=True)
-def _mvn_update(stats_all, k, Y, t, sign):
-    stats = stats_all[k]
-    y = Y[t]
-    d = int(round((math.sqrt(4.0 * stats.shape[0] - 3.0) - 1.0) / 2.0))
-    n_old = stats[0]
+def _mvn_update(stats, k, Y, t, sign):
+    d = _mvn_dim(stats.shape[1])
+    o_z = 1 + 2 * d + 2 * d * d      # scratch: the old mean
+    n_old = stats[k, 0]
     n_new = n_old + sign
     if n_new <= 0.0:
-        stats[:] = 0.0
-        return
-    mean = stats[1:1 + d]
-    m2 = stats[1 + d:1 + d + d * d].reshape((d, d))
-    old = mean.copy()
-    if sign > 0:
-        for i in range(d):
-            mean[i] = old[i] + (y[i] - old[i]) / n_new
-        for i in range(d):
-            for j in range(d):
-                m2[i, j] += (y[i] - old[i]) * (y[j] - mean[j])
+        for i in range(stats.shape[1]):
+            stats[k, i] = 0.0
     else:
         for i in range(d):
-            mean[i] = (n_old * old[i] - y[i]) / n_new
-        for i in range(d):
-            for j in range(d):
-                m2[i, j] -= (y[i] - mean[i]) * (y[j] - old[j])
-    stats[0] = n_new
+            stats[k, o_z + i] = stats[k, 1 + i]
+        if sign > 0:
+            for i in range(d):
+                stats[k, 1 + i] += (Y[t, i] - stats[k, o_z + i]) / n_new
+            for i in range(d):
+                for j in range(d):
+                    stats[k, 1 + d + i * d + j] += ((Y[t, i] - stats[k, o_z + i])
+                                                    * (Y[t, j] - stats[k, 1 + j]))
+        else:
+            for i in range(d):
+                stats[k, 1 + i] = (n_old * stats[k, o_z + i] - Y[t, i]) / n_new
+            for i in range(d):
+                for j in range(d):
+                    stats[k, 1 + d + i * d + j] -= ((Y[t, i] - stats[k, 1 + i])
+                                                    * (Y[t, j] - stats[k, o_z + j]))
+        stats[k, 0] = n_new
 
 
 @njit(cache=True)
@@ -709,7 +760,7 @@ class MultivariateGaussian(EmissionFamily):
         return np.concatenate([[d, self.kappa0, self._nu0(d)], mu0, psi.ravel()]).astype(np.float64)
 
     def _n_stats(self, d):
-        return 1 + d + d * d
+        return 1 + d + d * d + (d * d + 2 * d)    # + scratch columns
 
     def _n_params(self, d):
         return d + d * d

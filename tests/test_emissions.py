@@ -10,6 +10,7 @@ from sk_ihmm.emissions import (
     log_pred,
     log_pred_block,
     make_emission,
+    move_block,
     param_loglik,
     sample_param,
     update,
@@ -115,3 +116,40 @@ def test_log_pred_block_matches_log_pred(family, Y, dim):
                        for t in range(1, T - 1)])
     np.testing.assert_allclose(out[:T - 2, :3], expect, rtol=1e-12)
     assert np.all(out[T - 2:] == 7.0) and np.all(out[:, 3:] == 7.0)
+
+
+@pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_move_block_is_the_sum_of_sequential_predictives(family, Y, dim):
+    """``move_block`` (closed form for the Gaussian families) returns what the
+    RCD factors collect one observation at a time, both ways, and leaves the
+    same statistics as ``update``."""
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    labels = np.array([1 + (t % 3 == 0) for t in range(T)], dtype=np.int64)   # labels 1, 2
+    b, L = 2, T - 3
+    xb = labels[b:b + L].copy()
+    stats = np.zeros((3, family._n_stats(dim)))
+    for t in range(T):
+        update(fam, stats, labels[t], Y, t, 1.0)
+    ref = stats.copy()
+    # removal: reverse time order, each predictive right after its removal
+    expected_rm = 0.0
+    for l in range(L - 1, -1, -1):
+        update(fam, ref, xb[l], Y, b + l, -1.0)
+        expected_rm += log_pred(fam, ref, xb[l], hyp, Y, b + l)
+    work = np.empty(L, np.int64)
+    got_rm = move_block(fam, stats, hyp, Y, b, xb, -1.0, work)
+    assert np.isclose(got_rm, expected_rm, rtol=1e-9, atol=1e-9)
+    # sufficient statistics only (not the Gaussian predictive cache, nor the
+    # multivariate scratch columns)
+    n_suff = {0: stats.shape[1], 1: 3, 2: 1 + dim + dim * dim}[fam]
+    np.testing.assert_allclose(stats[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
+    # addition in time order, each predictive right before its addition
+    expected_add = 0.0
+    for l in range(L):
+        expected_add += log_pred(fam, ref, xb[l], hyp, Y, b + l)
+        update(fam, ref, xb[l], Y, b + l, 1.0)
+    got_add = move_block(fam, stats, hyp, Y, b, xb, 1.0, work)
+    assert np.isclose(got_add, expected_add, rtol=1e-9, atol=1e-9)
+    assert np.isclose(got_add, got_rm, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(stats[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
+    assert not np.any(stats[0]), "move_block wrote outside the labels it moves"

@@ -26,7 +26,6 @@ def test_rcd_gibbs_exact(case):
 def test_harness_has_power():
     """A sampler targeting a slightly different model must fail the check:
     chains run with gamma=1.6 compared against the exact posterior for gamma=1."""
-    import numpy as np
     import sampler_harness as h
 
     family, Y, dim = h.tiny_data("categorical", [5])

@@ -75,6 +75,7 @@ from numba import njit
 from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, N, clear_log, free_label, n_free_labels,
                      pred_prob, undo)
 from .._messages import beam_sample_linear, ffbs_linear, path_log_weight_linear
+from .._nrt import nrt_free
 from ..emissions import log_pred_block
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
@@ -175,40 +176,73 @@ def _crp_seat(qlab, qcnt, nq, table, label):
     return nq + 1
 
 
-@njit(cache=True)
+def _scratch(l_max, C, width):
+    """Scratch arrays of :func:`_blocked_sweep` for blocks of at most
+    ``l_max`` steps, label capacity ``C`` and at most ``width`` candidates:
+    ``(fbuf, ibuf)``, carved up by :func:`_carve`."""
+    n_f = 2 * C + C * C + l_max * width + (l_max + 2) * width + l_max * width
+    n_i = 7 * l_max + 2 + 2 * C + l_max + 1 + (l_max + 2) * width
+    return np.empty(n_f), np.empty(n_i, np.int64)
+
+
+@njit(cache=True, inline="always")
+def _carve(fbuf, ibuf, l_max, C, width):
+    """The views of :func:`_scratch`'s arrays (see the kernel for their use)."""
+    o = 0
+    init_buf = fbuf[o:o + C]
+    o += C
+    final_buf = fbuf[o:o + C]
+    o += C
+    trans_buf = fbuf[o:o + C * C]
+    o += C * C
+    emit_buf = fbuf[o:o + l_max * width]
+    o += l_max * width
+    work = fbuf[o:o + (l_max + 2) * width + l_max * width]
+    o = 0
+    x_old = ibuf[o:o + l_max]
+    o += l_max
+    x_new = ibuf[o:o + l_max]
+    o += l_max
+    p_old = ibuf[o:o + l_max]
+    o += l_max
+    p_new = ibuf[o:o + l_max]
+    o += l_max
+    qlab = ibuf[o:o + l_max + 1]
+    o += l_max + 1
+    qcnt = ibuf[o:o + l_max + 1]
+    o += l_max + 1
+    iwork = ibuf[o:o + l_max]
+    o += l_max
+    cand = ibuf[o:o + C]
+    o += C
+    index = ibuf[o:o + C]
+    o += C
+    iwork_beam = ibuf[o:o + l_max + 1 + (l_max + 2) * width]
+    return (init_buf, final_buf, trans_buf, emit_buf, work, x_old, x_new, p_old, p_new,
+            qlab, qcnt, iwork, cand, index, iwork_beam)
+
+
+@nrt_free
 def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, start,
-                   use_beam, fam, hyp, rng):
+                   use_beam, fam, hyp, rng, fbuf, ibuf, l_max, width):
     """One RCD move per block ``order[start:]``; stop early when capacity runs low.
 
-    Returns ``(stop, n_accepted, n_visited)``: ``stop == len(order)`` when
-    done, else the position in ``order`` to resume from after growing the
-    state; ``n_visited`` sums the (step, state) pairs the beam kept.
+    Returns ``(stop, n_accepted, n_visited, width)``: ``stop == len(order)``
+    when done, else the position in ``order`` to resume from after growing
+    the state or, when the returned ``width`` exceeds the one given, the
+    scratch (the candidate HMM of the next block needs more columns);
+    ``n_visited`` sums the (step, state) pairs the beam kept.
+
+    Compiled with numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`),
+    so it allocates nothing: ``fbuf``, ``ibuf`` come from :func:`_scratch`.
     """
     mat, vec, tab, log, scal, conc = s
     C = mat.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    l_max = 1
-    for i in range(bstart.shape[0]):
-        l_max = max(l_max, bend[i] - bstart[i])
-    x_old = np.empty(l_max, np.int64)
-    x_new = np.empty(l_max, np.int64)
-    p_old = np.empty(l_max, np.int64)
-    p_new = np.empty(l_max, np.int64)
-    qlab = np.empty(l_max + 1, np.int64)
-    qcnt = np.empty(l_max + 1, np.int64)
-    iwork = np.empty(l_max, np.int64)
-    cand = np.empty(C, np.int64)
-    index = np.full(C, -1, np.int64)   # label -> candidate column, -1 = 'new'
-    # the candidate HMM (at most C candidates), reshaped per block; the
-    # (L, K + 1) buffers grow with the number of candidates (whole-sequence
-    # blocks of a long sequence would make l_max * C large)
-    init_buf = np.empty(C)
-    final_buf = np.empty(C)
-    trans_buf = np.empty(C * C)
-    width = min(C, 8)
-    emit_buf = np.empty(l_max * width)
-    work = np.empty((l_max + 2) * width + l_max * width)
-    iwork_beam = np.empty(l_max + 1 + (l_max + 2) * width, np.int64)
+    (init_buf, final_buf, trans_buf, emit_buf, work, x_old, x_new, p_old, p_new,
+     qlab, qcnt, iwork, cand, index, iwork_beam) = _carve(fbuf, ibuf, l_max, C, width)
+    for k in range(C):
+        index[k] = -1                  # label -> candidate column, -1 = 'new'
     n_acc = 0
     n_vis = 0
     for i in range(start, order.shape[0]):
@@ -218,7 +252,15 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         need = L + 2
         if (scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need
                 or n_free_labels(vec) < need):
-            return i, n_acc, n_vis
+            return i, n_acc, n_vis, width
+        # removing the block only closes root tables: the candidates are at
+        # most the labels served now, plus 'new'
+        n_served = 0
+        for k in range(1, C):
+            if vec[MK, k] > 0:
+                n_served += 1
+        if n_served + 1 > width:
+            return i, n_acc, n_vis, n_served + 1
         prev = 0 if seq_first[b] else x[b - 1]
         nxt = -1 if seq_last[e - 1] else x[e]
         xo = x_old[:L]
@@ -243,11 +285,6 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
                 K += 1
         cand[K] = free_label(vec, 1)  # 'new'
         K1 = K + 1
-        if K1 > width:
-            width = min(C, max(K1, 2 * width))
-            emit_buf = np.empty(l_max * width)
-            work = np.empty((l_max + 2) * width + l_max * width)
-            iwork_beam = np.empty(l_max + 1 + (l_max + 2) * width, np.int64)
         init = init_buf[:K1]
         final = final_buf[:K1]
         trans = trans_buf[:K1 * K1].reshape((K1, K1))
@@ -318,7 +355,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         else:
             undo(mat, vec, tab, log, scal, conc)
             move_emissions(vec, stats, Y, b, xn, xo, fam)
-    return order.shape[0], n_acc, n_vis
+    return order.shape[0], n_acc, n_vis, width
 
 
 def init(problem, x0, rng):
@@ -342,16 +379,26 @@ def _sweep(state, problem, rng, use_beam):
     offsets = rng.integers(0, size, size=starts.shape[0]).astype(np.int64)
     bstart, bend = _make_blocks(starts, ends, size, offsets)
     order = rng.permutation(bstart.shape[0]).astype(np.int64)
-    need = int((bend - bstart).max()) + 2
+    l_max = int((bend - bstart).max())
+    need = l_max + 2
     pos, n_acc, n_vis = 0, 0, 0
+    width, shape = 8, None
     while pos < order.shape[0]:
         state.ensure_capacity(labels=need, tables=3 * need, log=3 * need)
-        pos, acc, vis = _blocked_sweep(
+        C = state.seating.mat.shape[1]
+        width = min(C, width)
+        if shape != (C, width):
+            shape = (C, width)
+            fbuf, ibuf = _scratch(l_max, C, width)
+        pos, acc, vis, wanted = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
             problem.seq_last, bstart, bend, order, pos, use_beam, problem.fam, problem.hyp, rng,
+            fbuf, ibuf, l_max, width,
         )
         n_acc += acc
         n_vis += vis
+        if wanted > width:
+            width = max(wanted, 2 * width)
     finish_sweep(state, problem, rng)
     info = {"accept_rate": n_acc / order.shape[0]}
     if use_beam:

@@ -24,17 +24,17 @@ The fresh label is ``x_old`` itself when removing ``t`` emptied it, so
 import math
 
 import numpy as np
-from numba import njit
 
 from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, add_customer, clear_log, free_label,
                      is_free, pred_prob, remove_customer, undo)
+from .._nrt import nrt_free
 from ..emissions import log_pred, log_pred_block, update
 from ._collapsed import finish_sweep, init_collapsed
 
 __all__ = ["init", "step"]
 
 
-@njit(cache=True)
+@nrt_free
 def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
                  fam, hyp, rng, cand, logw, trans):
     """Gibbs-update ``x[order[start:]]``; stop early when capacity runs low.

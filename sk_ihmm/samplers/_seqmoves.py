@@ -37,8 +37,8 @@ import math
 
 from numba import njit
 
-from .._nrt import hold, nrt_free
 from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_prob, remove_customer
+from .._nrt import hold, nrt_free
 from ..emissions import move_block, update
 
 __all__ = ["remove_seq", "add_seq", "move_emissions"]

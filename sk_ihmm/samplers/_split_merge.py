@@ -117,6 +117,7 @@ from numba import njit
 from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, pred_prob, remove_customer, undo)
 from .._messages import path_log_weight
+from .._nrt import nrt_free
 from ..emissions import Categorical, log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs
 from ._collapsed import finish_sweep, init_collapsed
@@ -239,23 +240,27 @@ def _two_state_backward(log_trans, log_final, la, rng, path):
         path[t] = k
 
 
-@njit(cache=True)
+@nrt_free
 def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
-               early_stop, rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts):
+               early_stop, rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts,
+               small, ibuf):
     """Split-merge trials ``start .. n_trials - 1``; stop early when no label is free.
 
     Returns the number of trials done (``n_trials`` unless the caller must
     grow the seating and resume). ``counts`` accumulates splits tried and
-    accepted, merges tried and accepted, merges rejected early.
+    accepted, merges tried and accepted, merges rejected early. Compiled with
+    numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`): every
+    work array comes from the caller (``small``: 8 floats, ``ibuf``: ``T + 2``
+    integers).
     """
     T = x.shape[0]
     mat, vec, tab, log, scal, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    log_init = np.empty(2)
-    log_trans = np.empty((2, 2))
-    log_final = np.empty(2)
-    pair = np.empty(2, np.int64)
-    iwork = np.empty(T, np.int64)
+    log_init = small[0:2]
+    log_trans = small[2:6].reshape((2, 2))
+    log_final = small[6:8]
+    pair = ibuf[0:2]
+    iwork = ibuf[2:]
     for trial in range(start, n_trials):
         if free_label(vec, 1) < 0:
             return trial
@@ -439,6 +444,8 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     emit_buf = np.empty((T, 2))
     fwd_buf = np.empty((T, 2))
     path_buf = np.empty(T, np.int64)
+    small = np.empty(8)
+    iwork = np.empty(T + 2, np.int64)
     done = 0
     while done < n_trials:
         # <= T customers, hence <= T tables, at any time: the free slots must
@@ -449,6 +456,7 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
             problem.seq_last, int(n_trials), done, problem.fam, problem.hyp,
             bool(early_stop), rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts,
+            small, iwork,
         )
     return counts
 
