@@ -61,10 +61,13 @@ never needs its own (intractable) transition probability; it only restricts
 each step to the candidates that pass the slice, which is cheaper when many
 states are represented.
 
-The per-block work runs in one numba kernel that processes blocks until the
-seating runs short of free labels, table slots or undo-log rows; the Python
-driver then grows the state (doubling) and resumes, so a sweep is a few
-kernel calls.
+The per-block work runs in one numba kernel, compiled without reference
+counting (:func:`sk_ihmm._nrt.nrt_free`), that processes blocks until the
+seating runs short of free labels, table slots or undo-log rows, or its
+scratch (from the Python driver) of candidate columns; the driver then grows
+the state (doubling) or the scratch and resumes, so a sweep is a few kernel
+calls. The candidate HMM is built and sampled in linear space
+(:func:`sk_ihmm._messages.ffbs_linear`), its weights being probabilities.
 """
 
 import math
