@@ -178,8 +178,7 @@ def _in_use_mask(s):
 def root_prob(m_k, m_tot, gamma):
     """Root predictive of dish ``k`` (Makino Eq. 32): ``m_k / (M + gamma)``, or
     ``gamma / (M + gamma)`` for a dish no root table serves (a new dish)."""
-    # branch-free (see sk_ihmm._nrt): m_k counts root tables, m_k >= 0
-    return (m_k + gamma * (m_k == 0)) / (m_tot + gamma)
+    return (m_k if m_k > 0 else gamma) / (m_tot + gamma)
 
 
 @njit(cache=True, inline="always")
@@ -192,9 +191,11 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     a new dish of the root. Scalar arguments: loops over many ``(j, k)`` pay
     no reference counting.
     """
-    # branch-free (see sk_ihmm._nrt)
-    kj = kappa * (j > 0)
-    return (n_jk + alpha * root_prob(m_k, m_tot, gamma) + kj * (j == k)) / (n_j + alpha + kj)
+    kj = kappa if j > 0 else 0.0
+    num = n_jk + alpha * root_prob(m_k, m_tot, gamma)
+    if j == k:
+        num += kj
+    return num / (n_j + alpha + kj)
 
 
 @njit(cache=True, inline="always")
@@ -232,10 +233,6 @@ def _open_table(mat, vec, tab, scal, j, k, override):
             scal[_K] += 1
         vec[MK, k] += 1
         scal[_M_TOT] += 1
-    hold(mat)
-    hold(vec)
-    hold(tab)
-    hold(scal)
     return t
 
 
@@ -263,10 +260,6 @@ def _close_table(mat, vec, tab, scal, j, k, t):
         scal[_M_TOT] -= 1
         if vec[MK, k] == 0:
             scal[_K] -= 1
-    hold(mat)
-    hold(vec)
-    hold(tab)
-    hold(scal)
 
 
 @njit(cache=True, inline="always")
@@ -278,8 +271,6 @@ def _pick_table(mat, tab, j, k, u):
     while acc <= u:
         t = tab[t, NEXT]
         acc += tab[t, SIZE]
-    hold(mat)
-    hold(tab)
     return t
 
 
@@ -292,29 +283,19 @@ def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     ``alpha * p0(k)``, ``p0`` the root predictive of dish ``k``.
     """
     alpha, gamma = conc[0], conc[1]
-    w_over = conc[2] * ((j == k) & (j > 0))
+    w_over = conc[2] if (j == k and j > 0) else 0.0
     w_root = alpha * root_prob(vec[MK, k], scal[_M_TOT], gamma)
     w_old = float(mat[N, j, k])
     u = rng.random() * (w_old + w_over + w_root)
     mat[N, j, k] += 1
     vec[NJ, j] += 1
-    # two 'if's in sequence, not one if/else: different inlined kernels in
-    # the two arms of a branch defeat numba's reference-count pruning
-    t = -1
-    op = _ADD_OLD
     if u < w_old:
         t = _pick_table(mat, tab, j, k, u)
         tab[t, SIZE] += 1
-    if t < 0:
+        _log_op(log, scal, _ADD_OLD, j, k, t)
+    else:
         t = _open_table(mat, vec, tab, scal, j, k, 1 if u < w_old + w_over else 0)
-        op = _ADD_NEW
-    _log_op(log, scal, op, j, k, t)
-    hold(mat)
-    hold(vec)
-    hold(tab)
-    hold(log)
-    hold(scal)
-    hold(conc)
+        _log_op(log, scal, _ADD_NEW, j, k, t)
 
 
 @njit(cache=True, inline="always")
@@ -324,21 +305,13 @@ def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     t = _pick_table(mat, tab, j, k, rng.random() * mat[N, j, k])
     mat[N, j, k] -= 1
     vec[NJ, j] -= 1
-    op = _REM_OLD
-    arg = t
     if tab[t, SIZE] == 1:
-        op = _REM_LAST
-        arg = tab[t, OVER]
+        over = tab[t, OVER]
         _close_table(mat, vec, tab, scal, j, k, t)
+        _log_op(log, scal, _REM_LAST, j, k, over)
     else:
         tab[t, SIZE] -= 1
-    _log_op(log, scal, op, j, k, arg)
-    hold(mat)
-    hold(vec)
-    hold(tab)
-    hold(log)
-    hold(scal)
-    hold(conc)
+        _log_op(log, scal, _REM_OLD, j, k, t)
 
 
 @njit(cache=True, inline="always")

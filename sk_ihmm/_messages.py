@@ -381,6 +381,13 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
 
 
 @njit(cache=True)
+def _check_path(path, L, K):
+    for t in range(L):
+        if path[t] < 0 or path[t] >= K:
+            raise ValueError("path contains a state outside [0, K)")
+
+
+@njit(cache=True)
 def path_log_weight(log_init, log_trans, log_emit, log_final, path):
     """Unnormalised log weight of one path (the same factors as ``ffbs``).
 
@@ -391,9 +398,7 @@ def path_log_weight(log_init, log_trans, log_emit, log_final, path):
     L, K = log_emit.shape
     if L == 0:
         return 0.0
-    for t in range(L):
-        if path[t] < 0 or path[t] >= K:
-            raise ValueError("path contains a state outside [0, K)")
+    _check_path(path, L, K)
     x = path[0]
     s = log_init[x] + log_emit[0, x]
     for t in range(1, L):
@@ -414,9 +419,7 @@ def path_log_weight_linear(init, A, log_emit, final, path):
     L, K = log_emit.shape
     if L == 0:
         return 0.0
-    for t in range(L):
-        if path[t] < 0 or path[t] >= K:
-            raise ValueError("path contains a state outside [0, K)")
+    _check_path(path, L, K)
     x = path[0]
     prod = init[x]
     s = log_emit[0, x]

@@ -17,9 +17,13 @@ Two tools, used by the shared kernels:
   preallocated state: the Gibbs and blocked sweep kernels, the customer
   moves of a block. Calling it still takes the references of its arguments
   once, so it is called per block or per sweep, never per time step.
-* :func:`hold` ends an inlined kernel that has control flow: ``hold(a)`` for
-  each array argument makes every argument die in the last block, where the
-  pass can remove its pair. It compiles to nothing.
+* :func:`hold` ends an inlined kernel that has control flow and is called
+  from counting code: ``hold(a)`` for each array argument makes every
+  argument die in the last block, where the pass can remove its pair. It
+  compiles to nothing, but it changes what the pass sees and can also make
+  a kernel slower, so it is used only where a measurement showed a gain
+  (``emissions.update``, the label scans of :mod:`sk_ihmm._hcrp`, the draws
+  of the particle Gibbs loop; ``tests/test_nrt.py`` checks them).
 
 ``_nrt=False`` is a numba compiler flag without a public spelling; if a
 numba version refuses it, :func:`nrt_free` falls back to plain ``njit``

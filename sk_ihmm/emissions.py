@@ -187,11 +187,7 @@ def _gauss_fill_cache(stats, k, hyp):
 def _gauss_log_pred(stats, k, hyp, Y, t):
     if stats[k, 3] == 0.0:
         _gauss_fill_cache(stats, k, hyp)
-    r = _student_t(Y[t, 0], stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7])
-    hold(stats)
-    hold(hyp)
-    hold(Y)
-    return r
+    return _student_t(Y[t, 0], stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7])
 
 
 @njit(cache=True)
@@ -837,15 +833,10 @@ def log_pred(fam, stats, k, hyp, Y, t):
     """Log posterior predictive of observation ``Y[t]`` given the statistics
     ``stats[k]`` of one state."""
     if fam == GAUSSIAN:
-        r = _gauss_log_pred(stats, k, hyp, Y, t)
-    elif fam == CATEGORICAL:
-        r = _cat_log_pred(stats, k, hyp, Y, t)
-    else:
-        r = _mvn_log_pred(stats, k, hyp, Y, t)
-    hold(stats)
-    hold(hyp)
-    hold(Y)
-    return r
+        return _gauss_log_pred(stats, k, hyp, Y, t)
+    if fam == CATEGORICAL:
+        return _cat_log_pred(stats, k, hyp, Y, t)
+    return _mvn_log_pred(stats, k, hyp, Y, t)
 
 
 @njit(cache=True, inline="always")
@@ -876,14 +867,10 @@ def sample_param(fam, stats, k, hyp, rng, out, j):
 def param_loglik(fam, param, k, Y, t):
     """Log density of observation ``Y[t]`` under the explicit parameters ``param[k]``."""
     if fam == GAUSSIAN:
-        r = _gauss_param_loglik(param, k, Y, t)
-    elif fam == CATEGORICAL:
-        r = _cat_param_loglik(param, k, Y, t)
-    else:
-        r = _mvn_param_loglik(param, k, Y, t)
-    hold(param)
-    hold(Y)
-    return r
+        return _gauss_param_loglik(param, k, Y, t)
+    if fam == CATEGORICAL:
+        return _cat_param_loglik(param, k, Y, t)
+    return _mvn_param_loglik(param, k, Y, t)
 
 
 @njit(cache=True)

@@ -4,8 +4,8 @@ Numba's reference-count operations are atomic and cost more than the
 arithmetic of a customer move; these tests compile small loops around the
 shared kernels and check, in the optimised LLVM IR, that no ``NRT_incref``
 is left. They fail when a kernel is edited into a shape the pruning pass
-does not handle (a branch without ``hold``, two inlined callees in the arms
-of one if/else) or when numba stops honouring ``_nrt=False``.
+does not handle (a branch or loop without ``hold``) or when numba stops
+honouring ``_nrt=False``.
 """
 
 import re
@@ -53,10 +53,11 @@ def _loop_pred(mat, vec, scal, n):
 
 
 @njit
-def _loop_pgas_draws(w, cum, n, rng):
+def _loop_pgas_draws(w, cum, pi, n, rng):
     acc = 0
     for i in range(n):
         acc += _pgas._draw_index(w, 3.0, rng) + _pgas._search_cumulative(cum, 0.5 * (i % 6))
+        acc += _pgas._scan_row(pi, i % 3, 1, 2, rng.random())
     return acc
 
 
@@ -70,7 +71,7 @@ def test_label_and_predictive_kernels_take_no_reference():
 
 def test_pgas_draw_helpers_take_no_reference():
     rng = np.random.default_rng(0)
-    _loop_pgas_draws(np.ones(3), np.arange(1.0, 4.0), 1, rng)
+    _loop_pgas_draws(np.ones(3), np.arange(1.0, 4.0), np.full((3, 3), 0.3), 1, rng)
     assert _n_incref(_loop_pgas_draws) == 0
 
 

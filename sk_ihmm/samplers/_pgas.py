@@ -309,6 +309,31 @@ def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp
     return pi, beta, phi, K
 
 
+@njit(cache=True, inline="always")
+def _scan_row(pi, j, lo, hi, u):
+    """Smallest ``k`` in ``lo..hi`` with ``u < pi[j, lo] + ... + pi[j, k]``,
+    or ``-1`` when ``u`` exceeds the whole sum (the remainder was hit)."""
+    found = -1
+    acc = 0.0
+    for k in range(lo, hi + 1):
+        acc += pi[j, k]
+        if u < acc:
+            found = k
+            break
+    hold(pi)
+    return found
+
+
+@njit(cache=True)
+def _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa, zero_stats, hyp, fam,
+                     shapes, tail, rng):
+    """Realise state ``K + 1`` as the one a particle of row ``j`` moves into
+    (:func:`_new_state`), record its tail mass; returns ``K + 1``."""
+    _new_state(pi, beta, phi, K, j, alpha, gamma, kappa, zero_stats, hyp, fam, shapes, rng)
+    tail[K + 1] = _row_tail(pi, K + 1, K0)
+    return K + 1
+
+
 @njit(cache=True)
 def _row_tail(pi, j, K0):
     """Mass of the row of the newest state ``j`` outside the explicit set
@@ -427,19 +452,11 @@ def _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior, alpha, gamma,
                             break
                     if k_new < 0:
                         # beyond K0, in proportion to pi_jk
-                        u = rng.random() * tail[j]
-                        acc = 0.0
-                        for k in range(K0 + 1, K + 1):
-                            acc += pi[j, k]
-                            if u < acc:
-                                k_new = k
-                                break
+                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j])
                     if k_new < 0:
-                        _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
-                                   zero_stats, hyp, fam, shapes, rng)
-                        K += 1
+                        K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa,
+                                             zero_stats, hyp, fam, shapes, tail, rng)
                         k_new = K
-                        tail[K] = _row_tail(pi, K, K0)
                 # Z_j exp(mx) is the weight; exp(mx) is common to the
                 # step's particles and cancels in the resampling
                 wi = z
@@ -449,20 +466,11 @@ def _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior, alpha, gamma,
             else:
                 if i < N - 1:
                     # rows sum to one (column 0 = remainder)
-                    k_new = -1
-                    u = rng.random()
-                    acc = 0.0
-                    for k in range(1, K + 1):
-                        acc += pi[j, k]
-                        if u < acc:
-                            k_new = k
-                            break
+                    k_new = _scan_row(pi, j, 1, K, rng.random())
                     if k_new < 0:
-                        _new_state(pi, beta, phi, K, j, alpha, gamma, kappa,
-                                   zero_stats, hyp, fam, shapes, rng)
-                        K += 1
+                        K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa,
+                                             zero_stats, hyp, fam, shapes, tail, rng)
                         k_new = K
-                        tail[K] = _row_tail(pi, K, K0)
                 logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
             X[t, i] = k_new
         if not posterior:

@@ -179,48 +179,47 @@ def _crp_seat(qlab, qcnt, nq, table, label):
     return nq + 1
 
 
+@njit(cache=True)
+def _scratch_sizes(l_max, C, width):
+    """Lengths of the float and the int64 pieces of the blocked kernel's
+    scratch, in the order :func:`_carve` takes them (blocks of at most
+    ``l_max`` steps, label capacity ``C``, at most ``width`` candidates)."""
+    floats = (C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width)
+    ints = (l_max, l_max, l_max, l_max, l_max + 1, l_max + 1, l_max, C, C,
+            l_max + 1 + (l_max + 2) * width)
+    return floats, ints
+
+
 def _scratch(l_max, C, width):
-    """Scratch arrays of :func:`_blocked_sweep` for blocks of at most
-    ``l_max`` steps, label capacity ``C`` and at most ``width`` candidates:
-    ``(fbuf, ibuf)``, carved up by :func:`_carve`."""
-    n_f = 2 * C + C * C + l_max * width + (l_max + 2) * width + l_max * width
-    n_i = 7 * l_max + 2 + 2 * C + l_max + 1 + (l_max + 2) * width
-    return np.empty(n_f), np.empty(n_i, np.int64)
+    """Scratch arrays ``(fbuf, ibuf)`` of :func:`_blocked_sweep`."""
+    floats, ints = _scratch_sizes(l_max, C, width)
+    return np.empty(sum(floats)), np.empty(sum(ints), np.int64)
+
+
+@njit(cache=True, inline="always")
+def _take(buf, o, n):
+    return buf[o:o + n], o + n
 
 
 @njit(cache=True, inline="always")
 def _carve(fbuf, ibuf, l_max, C, width):
     """The views of :func:`_scratch`'s arrays (see the kernel for their use)."""
-    o = 0
-    init_buf = fbuf[o:o + C]
-    o += C
-    final_buf = fbuf[o:o + C]
-    o += C
-    trans_buf = fbuf[o:o + C * C]
-    o += C * C
-    emit_buf = fbuf[o:o + l_max * width]
-    o += l_max * width
-    work = fbuf[o:o + (l_max + 2) * width + l_max * width]
-    o = 0
-    x_old = ibuf[o:o + l_max]
-    o += l_max
-    x_new = ibuf[o:o + l_max]
-    o += l_max
-    p_old = ibuf[o:o + l_max]
-    o += l_max
-    p_new = ibuf[o:o + l_max]
-    o += l_max
-    qlab = ibuf[o:o + l_max + 1]
-    o += l_max + 1
-    qcnt = ibuf[o:o + l_max + 1]
-    o += l_max + 1
-    iwork = ibuf[o:o + l_max]
-    o += l_max
-    cand = ibuf[o:o + C]
-    o += C
-    index = ibuf[o:o + C]
-    o += C
-    iwork_beam = ibuf[o:o + l_max + 1 + (l_max + 2) * width]
+    f, i = _scratch_sizes(l_max, C, width)
+    init_buf, o = _take(fbuf, 0, f[0])
+    final_buf, o = _take(fbuf, o, f[1])
+    trans_buf, o = _take(fbuf, o, f[2])
+    emit_buf, o = _take(fbuf, o, f[3])
+    work, o = _take(fbuf, o, f[4])
+    x_old, o = _take(ibuf, 0, i[0])
+    x_new, o = _take(ibuf, o, i[1])
+    p_old, o = _take(ibuf, o, i[2])
+    p_new, o = _take(ibuf, o, i[3])
+    qlab, o = _take(ibuf, o, i[4])
+    qcnt, o = _take(ibuf, o, i[5])
+    iwork, o = _take(ibuf, o, i[6])
+    cand, o = _take(ibuf, o, i[7])
+    index, o = _take(ibuf, o, i[8])
+    iwork_beam, o = _take(ibuf, o, i[9])
     return (init_buf, final_buf, trans_buf, emit_buf, work, x_old, x_new, p_old, p_new,
             qlab, qcnt, iwork, cand, index, iwork_beam)
 

@@ -38,7 +38,7 @@ import math
 from numba import njit
 
 from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_prob, remove_customer
-from .._nrt import hold, nrt_free
+from .._nrt import nrt_free
 from ..emissions import move_block, update
 
 __all__ = ["remove_seq", "add_seq", "move_emissions"]
@@ -181,8 +181,3 @@ def move_emissions(vec, stats, Y, b, x_from, x_to, fam):
         vec[OCC, x_from[l]] -= 1
         update(fam, stats, x_to[l], Y, b + l, 1.0)
         vec[OCC, x_to[l]] += 1
-    hold(vec)
-    hold(stats)
-    hold(Y)
-    hold(x_from)
-    hold(x_to)
