@@ -231,18 +231,20 @@ def _draw_index(w, total, rng):
 
 
 @njit(cache=True, inline="always")
-def _search_cumulative(cum, u):
-    """Smallest ``i`` with ``u < cum[i]`` (``cum`` non-decreasing, ``u < cum[-1]``)."""
-    lo = 0
-    hi = cum.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if u < cum[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
+def _search_row(cum, r, u):
+    """Smallest ``i`` with ``u < cum[r, i]`` (row ``r`` of ``cum`` non-decreasing,
+    ``u < cum[r, -1]``; the last index if ``u`` is not).
+
+    Counted, ``#{i : cum[r, i] <= u}``, rather than bisected: the rows here
+    are short, and a count has no data-dependent branch to mispredict (a
+    bisection of ten entries mispredicts about twice).
+    """
+    n = cum.shape[1]
+    idx = 0
+    for i in range(n):
+        idx += cum[r, i] <= u
     hold(cum)
-    return lo
+    return min(idx, n - 1)
 
 
 # --------------------------------------------------------------------------
@@ -374,6 +376,23 @@ def _emission_terms(fam, phi, K0, zero_stats, hyp, Y, start, n, ef, e_new, l_new
         e_new[c] = math.exp(l_new[c, 0] - mx)
 
 
+@njit(cache=True, inline="always")
+def _proposal_row(pi, j, r, stamp, K0, tail, ef, e_new, c, zcum, z_stamp):
+    """Cumulative weights of the posterior proposal from state ``j`` at the
+    step of emission row ``c`` (global time index ``stamp``), into slot ``r``:
+    ``zcum[r, k - 1] = sum_{k' <= k} pi_jk' f_k'`` for the explicit states
+    ``k = 1..K0`` and ``zcum[r, K0] = Z_j``, the same plus the mass outside
+    the explicit set times the new-state predictive."""
+    acc = 0.0
+    for k in range(1, K0 + 1):
+        acc += pi[j, k] * ef[c, k]
+        zcum[r, k - 1] = acc
+    zcum[r, K0] = acc + tail[j] * e_new[c]
+    z_stamp[r] = stamp
+    hold(zcum)
+    hold(z_stamp)
+
+
 @njit(cache=True)
 def _linear_weights(logw, w):
     """``w = exp(logw - max)`` (all ones if every ``logw`` is ``-inf``)."""
@@ -386,84 +405,97 @@ def _linear_weights(logw, w):
 
 @njit(cache=True)
 def _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior, alpha, gamma, kappa,
-                hyp, zero_stats, fam, rng, X, A, logw, w, cum, aw, anc, tail, shapes,
-                z_row, z_stamp, stamp, ef_chunk, e_chunk, l_chunk):
+                hyp, zero_stats, fam, rng, X, A, logw, w, v, cum, aw, anc, tail, shapes,
+                zcum, z_stamp, ef_chunk, e_chunk, l_chunk):
     """Steps ``t, t + 1, ...`` of the CSMC of the sequence starting at ``a``
     (``L`` steps), until its end or until fewer than ``N`` free labels remain.
 
-    Returns ``(t, K, stamp)``: the next step to run, the number of states and
-    the memo stamp. Split from :func:`_csmc`, which grows the parameter
-    arrays between calls, so that no array variable is reassigned inside the
-    time loop (numba would count references at every iteration).
+    Returns ``(t, K)``: the next step to run and the number of states. Split
+    from :func:`_csmc`, which grows the parameter arrays between calls, so
+    that no array variable is reassigned inside the time loop (numba would
+    count references at every iteration).
+
+    ``w`` are the particles' weights at the previous step, ``v`` their
+    ancestor-sampling factors (see :func:`_csmc`). With the posterior proposal
+    ``zcum[2 j + p]`` holds the proposal row of state ``j``
+    (:func:`_proposal_row`) for the step ``z_stamp[2 j + p]`` (a global time
+    index of parity ``p``).
     """
     while t < L and pi.shape[0] - 1 - K >= N:
-        stamp += 1
         ref = x[a + t]
         # ---- resampling and ancestor sampling (weights of step t - 1) ----
         if t > 0:
             tot = 0.0
             atot = 0.0
             for i in range(N):
-                wi = w[i]
-                tot += wi
-                cum[i] = tot
-                aw[i] = wi * pi[X[t - 1, i], ref]
+                tot += w[i]
+                cum[0, i] = tot
+                aw[i] = v[i] * pi[X[t - 1, i], ref]
                 atot += aw[i]
             if not tot > 0.0:  # every weight is zero: resample uniformly
                 tot = 0.0
-                atot = 0.0
                 for i in range(N):
                     tot += 1.0
-                    cum[i] = tot
+                    cum[0, i] = tot
+            if not atot > 0.0:
+                atot = 0.0
+                for i in range(N):
                     aw[i] = pi[X[t - 1, i], ref]
                     atot += aw[i]
             for i in range(N - 1):
-                anc[i] = _search_cumulative(cum, rng.random() * tot)
+                anc[i] = _search_row(cum, 0, rng.random() * tot)
             anc[N - 1] = _draw_index(aw, atot, rng)
             for i in range(N):
                 A[t, i] = anc[i]
-        # ---- emission terms of the posterior proposal ----
-        c = t % _EMISSION_CHUNK
-        if posterior and c == 0:
-            _emission_terms(fam, phi, K0, zero_stats, hyp, Y, a + t,
-                            min(_EMISSION_CHUNK, L - t), ef_chunk, e_chunk, l_chunk)
-        e_new = e_chunk[c]
-        l_new = l_chunk[c, 0]
-        # ---- propagate ----
-        for i in range(N):
-            j = 0 if t == 0 else X[t - 1, anc[i]]
-            k_new = ref
-            if posterior:
-                if z_stamp[j] != stamp:
-                    z = tail[j] * e_new
-                    for k in range(1, K0 + 1):
-                        z += pi[j, k] * ef_chunk[c, k]
-                    z_row[j] = z
-                    z_stamp[j] = stamp
-                z = z_row[j]
+        if posterior:
+            c = t % _EMISSION_CHUNK
+            if c == 0:
+                # rows c and c + 1 (the next step, for the weights) of the chunk
+                _emission_terms(fam, phi, K0, zero_stats, hyp, Y, a + t,
+                                min(_EMISSION_CHUNK + 1, L - t), ef_chunk, e_chunk, l_chunk)
+            # proposal rows alternate between two slots per state by the
+            # parity of the step: those of step t are read while those of
+            # step t + 1 are written
+            now = (a + t) & 1
+            if t == 0:
+                _proposal_row(pi, 0, now, a, K0, tail, ef_chunk, e_chunk, c, zcum, z_stamp)
+            l_new = l_chunk[c, 0]
+            for i in range(N):
+                j = 0 if t == 0 else X[t - 1, anc[i]]
+                k_new = ref
                 if i < N - 1:
-                    k_new = -1
-                    u = rng.random() * z
-                    acc = 0.0
-                    for k in range(1, K0 + 1):
-                        acc += pi[j, k] * ef_chunk[c, k]
-                        if u < acc:
-                            k_new = k
-                            break
-                    if k_new < 0:
-                        # beyond K0, in proportion to pi_jk
+                    # slot r is current: j is a state of step t - 1, whose
+                    # weight needed it (or the start row at t == 0)
+                    r = 2 * j + now
+                    idx = _search_row(zcum, r, rng.random() * zcum[r, K0])
+                    if idx < K0:
+                        k_new = idx + 1
+                    else:
+                        # outside the explicit set, in proportion to pi_jk
                         k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j])
-                    if k_new < 0:
-                        K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa,
-                                             zero_stats, hyp, fam, shapes, tail, rng)
-                        k_new = K
-                # Z_j exp(mx) is the weight; exp(mx) is common to the
-                # step's particles and cancels in the resampling
-                wi = z
+                        if k_new < 0:
+                            K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma,
+                                                 kappa, zero_stats, hyp, fam, shapes, tail,
+                                                 rng)
+                            k_new = K
+                X[t, i] = k_new
+                # weight: f / g of the state just entered (g = f on the
+                # explicit set), times Z of that state at the next step
+                ci = 1.0
                 if k_new > K0:
-                    wi *= math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_new)
-                w[i] = wi
-            else:
+                    ci = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_new)
+                v[i] = ci
+                if t + 1 < L:
+                    r = 2 * k_new + 1 - now
+                    if z_stamp[r] != a + t + 1:
+                        _proposal_row(pi, k_new, r, a + t + 1, K0, tail, ef_chunk, e_chunk,
+                                      c + 1, zcum, z_stamp)
+                    ci *= zcum[r, K0]
+                w[i] = ci
+        else:
+            for i in range(N):
+                j = 0 if t == 0 else X[t - 1, anc[i]]
+                k_new = ref
                 if i < N - 1:
                     # rows sum to one (column 0 = remainder)
                     k_new = _scan_row(pi, j, 1, K, rng.random())
@@ -471,12 +503,13 @@ def _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior, alpha, gamma,
                         K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa,
                                              zero_stats, hyp, fam, shapes, tail, rng)
                         k_new = K
+                X[t, i] = k_new
                 logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
-            X[t, i] = k_new
-        if not posterior:
             _linear_weights(logw, w)
+            for i in range(N):
+                v[i] = w[i]
         t += 1
-    return t, K, stamp
+    return t, K
 
 
 @njit(cache=True)
@@ -485,9 +518,21 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
 
     Particle ``N - 1`` carries the reference (the current labels of the
-    sequence). Multinomial resampling at every step; the incremental weights
-    are those of the module docstring, with the explicit set ``R = {1..K0}``
-    of the posterior proposal.
+    sequence). Multinomial resampling at every step.
+
+    With the prior proposal the weight of a particle at step ``t`` is
+    ``f(y_t | s_t)`` and the reference picks its ancestor in proportion to
+    ``w_{t-1}^i pi(x'_t | s_{t-1}^i)``.
+
+    The posterior proposal is *fully adapted* (an auxiliary particle filter,
+    which is plain SMC on the targets ``p(s_{1:t}, y_{1:t}) Z_{s_t}(y_{t+1})``):
+    the weight of a particle entering ``s_t = k`` is ``(f_k / g_k)(y_t)
+    Z_k(y_{t+1})``, with ``g`` and ``Z`` of the module docstring (``f / g = 1``
+    on the explicit set ``1..K0``; no ``Z`` at the last step), so particles are
+    resampled by how well their state predicts the *next* observation. Its
+    ancestor-sampling weights are ``w_{t-1}^i pi(x'_t | s^i_{t-1}) /
+    Z_{s^i_{t-1}}(y_t) = (f / g)(y_{t-1}) pi(x'_t | s^i_{t-1})``. The proposal
+    row of a state is computed once per step however many particles share it.
 
     Returns ``(pi, beta, phi, K, n_changed)``: the (possibly grown) working
     arrays with the states realised during the sweep appended as labels
@@ -502,24 +547,25 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     A = np.zeros((L_max, N), np.int64)      # ancestors
     logw = np.zeros(N)                      # log weights ('prior' proposal)
     w = np.ones(N)                          # weights, relative within a step
-    cum = np.empty(N)
+    v = np.ones(N)                          # ancestor-sampling factors
+    cum = np.empty((1, N))                  # cumulative weights (one row)
     aw = np.empty(N)
     anc = np.zeros(N, np.int64)
     C = pi.shape[0]
     tail = np.zeros(C)
     shapes = np.zeros(C)
-    z_row = np.zeros(C)                     # Z_j / exp(mx) of the posterior proposal,
-    z_stamp = np.full(C, -1, np.int64)      # valid at the step stored here
-    stamp = 0
+    zcum = np.zeros((2 * C, K0 + 1))        # proposal rows (_proposal_row), two per state, ...
+    z_stamp = np.full(2 * C, -1, np.int64)  # ... valid at the time index stored here
     n_changed = 0
     for j in range(K + 1):
         tail[j] = pi[j, 0]
         for k in range(K0 + 1, K + 1):
             tail[j] += pi[j, k]
-    # emission terms of the posterior proposal (_emission_terms), per chunk
-    ef_chunk = np.zeros((_EMISSION_CHUNK, K0 + 1))
-    e_chunk = np.zeros(_EMISSION_CHUNK)
-    l_chunk = np.zeros((_EMISSION_CHUNK, 1))
+    # emission terms of the posterior proposal (_emission_terms), per chunk,
+    # with one more row for the next step
+    ef_chunk = np.zeros((_EMISSION_CHUNK + 1, K0 + 1))
+    e_chunk = np.zeros(_EMISSION_CHUNK + 1)
+    l_chunk = np.zeros((_EMISSION_CHUNK + 1, 1))
     for s in range(starts.shape[0]):
         a = starts[s]
         L = ends[s] - a
@@ -533,22 +579,26 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
                 tail2[:C_old] = tail
                 tail = tail2
                 shapes = np.zeros(C)
-                z_row = np.zeros(C)
-                z_stamp = np.full(C, -1, np.int64)
-            t, K, stamp = _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior,
-                                      alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A,
-                                      logw, w, cum, aw, anc, tail, shapes, z_row, z_stamp,
-                                      stamp, ef_chunk, e_chunk, l_chunk)
+                zcum2 = np.zeros((2 * C, K0 + 1))
+                zcum2[:2 * C_old] = zcum
+                zcum = zcum2
+                z_stamp2 = np.full(2 * C, -1, np.int64)
+                z_stamp2[:2 * C_old] = z_stamp
+                z_stamp = z_stamp2
+            t, K = _csmc_steps(t, a, L, x, Y, pi, beta, phi, K, K0, N, posterior,
+                               alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A,
+                               logw, w, v, cum, aw, anc, tail, shapes, zcum, z_stamp,
+                               ef_chunk, e_chunk, l_chunk)
         # ---- draw the new trajectory and trace it back ----
         tot = 0.0
         for i in range(N):
             tot += w[i]
-            cum[i] = tot
+            cum[0, i] = tot
         if not tot > 0.0:
             for i in range(N):
-                cum[i] = i + 1.0
+                cum[0, i] = i + 1.0
             tot = float(N)
-        b = _search_cumulative(cum, rng.random() * tot)
+        b = _search_row(cum, 0, rng.random() * tot)
         for t in range(L - 1, -1, -1):
             k = X[t, b]
             if k != x[a + t]:
