@@ -46,6 +46,18 @@ def test_pgas_exact(case):
     check_exact("pgas", n_sweeps=20000, **case)
 
 
+@pytest.mark.parametrize("kind, lengths", [("gaussian", (5,)), ("categorical", (2, 3))])
+def test_pgas_exact_with_small_explicit_set(kind, lengths, monkeypatch):
+    """With an explicit set of the states of root weight > 0.3 (at most two),
+    most particles move outside it, where the proposal uses the prior
+    predictive and the weights and ancestor weights carry ``f / g``. (With the
+    default set those corrections hardly ever matter at T = 5: dropping
+    ``f / g`` from the ancestor weights passes the tests above but fails the
+    Gaussian case here.)"""
+    monkeypatch.setattr(_pgas, "_EXPLICIT_MASS", 0.3)
+    check_exact("pgas", kind=kind, lengths=lengths, n_sweeps=20000, options=POST)
+
+
 def _table_configurations(n):
     """Every (m, o) compatible with the transition counts ``n``."""
     cells = [(j, k) for j in range(n.shape[0]) for k in range(1, n.shape[0]) if n[j, k] > 0]

@@ -59,11 +59,21 @@ all others the conjugate marginal likelihood ``L_t = int f(y_t | phi) H(dphi)``
     q(k \mid j) \propto \pi_{jk} f(y_t \mid \phi_k) \ (k \in R), \qquad
     q(k \mid j) \propto \pi_{jk} L_t \ (k \notin R).
 
-The normaliser is ``Z_j = sum_{k in R} pi_jk f(y_t | phi_k) + tail_j L_t``
+The normaliser is ``Z_j(y_t) = sum_{k in R} pi_jk f(y_t | phi_k) + tail_j L_t``
 with ``tail_j`` the mass of row ``j`` outside ``R``; a state outside ``R`` is
 picked in proportion to ``pi_jk`` (realising a new one from the remainder as
-above). The incremental weight is ``target / proposal``: ``Z_j`` for
-``k in R`` and ``Z_j f(y_t | phi_k) / L_t`` otherwise.
+above). Write ``g_k = f(. | phi_k)`` on ``R`` and ``g_k = L`` outside it.
+
+The posterior proposal is *fully adapted*: the particle system at step ``t``
+targets ``p(s_{1:t}, y_{1:t} | params) Z_{s_t}(y_{t+1})`` rather than
+``p(s_{1:t}, y_{1:t} | params)`` (no factor at the last step of a
+sequence, so the final target is unchanged). The incremental weight of a
+particle moving into ``k`` is then ``(f_k / g_k)(y_t) Z_k(y_{t+1})``: ``1``
+times how well ``k`` predicts the next observation for ``k in R``.
+Particles are thus resampled with the next observation in view (an
+auxiliary particle filter), which keeps more of them alive than weights
+``Z_j(y_t)`` of the state they came from (the plain form, used before).
+With the prior proposal the weight is ``f(y_t | phi_k)``.
 
 ``R`` must not depend on the reference trajectory: a conditional SMC whose
 proposal depends on the reference (as "the instantiated states", i.e. the
@@ -81,7 +91,11 @@ posterior given ``y_t`` (as the paper suggests) would make the shared
 parameters depend on one particle's path.
 
 Ancestor sampling (Section 3.3): the reference picks its ancestor at ``t``
-with probability ``propto w_{t-1}^i pi(x'_t | x^i_{t-1})``.
+with probability ``propto w_{t-1}^i gamma_T(x^i_{1:t-1}, x'_{t:T}) /
+gamma_{t-1}(x^i_{1:t-1})`` for the targets ``gamma`` above: ``w_{t-1}^i
+pi(x'_t | x^i_{t-1})`` with the prior proposal, and ``w_{t-1}^i pi(x'_t |
+x^i_{t-1}) / Z_{x^i_{t-1}}(y_t) = (f / g)(y_{t-1} | x^i_{t-1}) pi(x'_t |
+x^i_{t-1})`` with the posterior one (the lookahead factor cancels).
 
 ``log_joint`` is ``log p(x, m, o, y | alpha, gamma, kappa)`` with ``beta``,
 ``pi`` and the emission parameters integrated out and the table seating
