@@ -9,8 +9,9 @@ emission parameters ``phi``. One sweep is
    sampling (the current labels of the sequence are the reference
    trajectory), on the *infinite* state space, expanded lazily;
 2. ``(m, o) | x, beta``: root and override table counts (pi integrated out);
-3. ``(alpha, gamma, kappa) | x, m, o`` by :func:`sk_ihmm._hyper.resample_concentrations`
-   (beta and pi integrated out), when the problem asks for it;
+3. ``(alpha, gamma, kappa) | x, m, o`` by the auxiliary-variable updates of
+   :mod:`sk_ihmm._hyper` (beta and pi integrated out), when the problem asks
+   for it;
 4. ``beta | m, gamma ~ Dir(M_1, ..., M_K, gamma)``;
 5. ``pi_j | x, beta ~ Dir(alpha * beta + kappa * delta_j + n_j)`` (row 0
    without ``kappa``);
@@ -109,7 +110,7 @@ import numpy as np
 from numba import njit
 
 from .. import emissions as em
-from .._hyper import resample_concentrations
+from .._hyper import _resample
 from .._nrt import hold
 
 __all__ = ["PGASState", "init", "step"]
@@ -434,8 +435,8 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
 
     Row ``c`` of the emission terms ``ef`` and ``l_new`` (:func:`_emission_terms`,
     with one row more for the next step) belongs to the global time index
-    ``g0 + c``, ``g0`` the index of the first step run. A sequence that ends within the range gets its new trajectory
-    drawn and traced back into ``x``.
+    ``g0 + c``, ``g0`` the index of the first step run. A sequence that ends
+    within the range gets its new trajectory drawn and traced back into ``x``.
 
     Returns ``(s, t, K, n_changed)``: where to resume, the number of states
     and the number of time steps whose label changed.
@@ -810,31 +811,45 @@ def _log_joint(state, problem):
                  + problem.emission._log_marginal_stats(state.stats[1:], problem.hyp).sum())
 
 
+@njit(cache=True)
+def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc, priors,
+                resample, rng):
+    """Steps 2-6 of the sweep in one kernel: counts, tables, concentrations,
+    ``beta``, ``pi``, ``phi``. Returns ``(n, stats, m, o, conc, beta, pi, phi)``."""
+    n, stats = _counts(x, Y, seq_first, K, n_stats, fam)
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    m, o = _sample_tables(n, beta_used, alpha, kappa, rng)
+    new_conc = conc.copy()
+    if resample[0] or resample[1] or resample[2]:
+        _resample(alpha, gamma, kappa, n.sum(axis=1), m.sum(), o.sum(), K, priors, resample,
+                  rng, new_conc)
+        alpha, gamma, kappa = new_conc[0], new_conc[1], new_conc[2]
+    shapes = np.empty(K + 1)
+    shapes[0] = gamma
+    for k in range(1, K + 1):
+        shapes[k] = 0.0
+        for j in range(K + 1):
+            shapes[k] += m[j, k]
+    beta = np.empty(K + 1)
+    _dirichlet(shapes, beta, rng)
+    pi = _sample_rows(n, beta, alpha, kappa, rng)
+    phi = _sample_emission_params(stats, hyp, fam, n_params, rng)
+    return n, stats, m, o, new_conc, beta, pi, phi
+
+
 def _resample_parameters(state, problem, beta_used, rng):
     """Steps 2-6 of the sweep given compact labels ``state.x``.
 
     ``beta_used[k]`` (``k >= 1``) is the current root weight of label ``k``;
     it only enters the table counts.
     """
-    K = int(state.x.max())
-    state.n, state.stats = _counts(state.x, problem.Y, problem.seq_first, K,
-                                   problem.n_stats, problem.fam)
-    alpha, gamma, kappa = (float(v) for v in state.conc)
-    state.m, state.o = _sample_tables(state.n, beta_used, alpha, kappa, rng)
-    if any(problem.resample):
-        state.conc = resample_concentrations(
-            state.conc, state.n.sum(axis=1), int(state.m.sum()), int(state.o.sum()), K,
-            problem.priors, problem.resample, rng,
-        )
-        alpha, gamma, kappa = (float(v) for v in state.conc)
-    shapes = state.m.sum(axis=0).astype(np.float64)
-    shapes[0] = gamma
-    beta = np.empty(K + 1)
-    _dirichlet(shapes, beta, rng)
-    state.beta = beta
-    state.pi = _sample_rows(state.n, beta, alpha, kappa, rng)
-    state.phi = _sample_emission_params(state.stats, problem.hyp, problem.fam,
-                                        problem.emission._n_params(problem.dim), rng)
+    (state.n, state.stats, state.m, state.o, state.conc, state.beta, state.pi,
+     state.phi) = _parameters(
+        state.x, problem.Y, problem.seq_first, int(state.x.max()), problem.n_stats,
+        problem.emission._n_params(problem.dim), problem.fam, problem.hyp, beta_used,
+        np.asarray(state.conc, dtype=np.float64), np.asarray(problem.priors, dtype=np.float64),
+        np.asarray(problem.resample, dtype=np.bool_), rng,
+    )
     state.log_joint = _log_joint(state, problem)
 
 
@@ -895,16 +910,40 @@ def _explicit_set(state, problem, pi, beta, phi, rng):
         pi, beta, phi, state.n_states, _EXPLICIT_MASS, alpha, gamma, kappa,
         np.zeros((1, problem.n_stats)), problem.hyp, problem.fam, rng,
     )
-    labels = np.arange(1, K + 1)
-    explicit = beta[1:K + 1] > _EXPLICIT_MASS
-    order = np.concatenate([[0], labels[explicit], labels[~explicit]])
+    K0 = _explicit_first(state.x, pi, beta, phi, K, _EXPLICIT_MASS)
+    return pi, beta, phi, K, K0
+
+
+@njit(cache=True)
+def _explicit_first(x, pi, beta, phi, K, eps):
+    """Relabel, in place, so that the states with ``beta > eps`` come first
+    (labels ``1..K0``, order otherwise kept); returns ``K0``."""
+    order = np.empty(K + 1, np.int64)
+    order[0] = 0
+    K0 = 0
+    for k in range(1, K + 1):
+        if beta[k] > eps:
+            K0 += 1
+            order[K0] = k
+    i = K0
+    for k in range(1, K + 1):
+        if not beta[k] > eps:
+            i += 1
+            order[i] = k
     lut = np.empty(K + 1, np.int64)
-    lut[order] = np.arange(K + 1)
-    state.x = lut[state.x]
-    pi[:K + 1, :K + 1] = pi[np.ix_(order, order)]
-    beta[:K + 1] = beta[order]
-    phi[:K + 1] = phi[order]
-    return pi, beta, phi, K, int(explicit.sum())
+    for i in range(K + 1):
+        lut[order[i]] = i
+    for t in range(x.shape[0]):
+        x[t] = lut[x[t]]
+    pi_old = pi[:K + 1, :K + 1].copy()
+    beta_old = beta[:K + 1].copy()
+    phi_old = phi[:K + 1].copy()
+    for i in range(K + 1):
+        beta[i] = beta_old[order[i]]
+        phi[i] = phi_old[order[i]]
+        for j in range(K + 1):
+            pi[i, j] = pi_old[order[i], order[j]]
+    return K0
 
 
 def step(state, problem, rng):
