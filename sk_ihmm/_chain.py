@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from ._labels import compact_labels
 from .samplers import get_sampler
 
 Problem = namedtuple(
@@ -78,14 +79,9 @@ def make_snapshot(state):
     Returns ``(labels, snapshot)`` where ``labels`` is ``x`` relabelled to
     ``0..K-1``.
     """
-    x = state.x
-    uniq, first = np.unique(x, return_index=True)
-    order = uniq[np.argsort(first)]
-    K = order.shape[0]
-    lut = np.zeros(max(int(x.max()) + 1, state.n.shape[0]), np.int64)
-    lut[order] = np.arange(K)
-    labels = lut[x]
-    idx = np.concatenate([[0], order])
+    labels = np.array(state.x, dtype=np.int64)
+    idx = compact_labels(labels)    # idx[k]: the chain's label of state k (idx[0] = 0)
+    labels -= 1
     snap = Snapshot(
         n=state.n[np.ix_(idx, idx)].copy(),
         m=state.m[np.ix_(idx, idx)].copy(),
@@ -117,7 +113,7 @@ def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbos
     t0 = time.process_time()
     for sweep in range(n_sweeps):
         info = sampler.step(state, problem, rng)
-        trace["n_states"].append(int(np.unique(state.x).shape[0]))
+        trace["n_states"].append(int(np.count_nonzero(np.bincount(state.x))))
         trace["log_joint"].append(float(state.log_joint))
         trace["alpha"].append(float(state.conc[0]))
         trace["gamma"].append(float(state.conc[1]))

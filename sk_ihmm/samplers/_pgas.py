@@ -111,6 +111,7 @@ from numba import njit
 
 from .. import emissions as em
 from .._hyper import _resample
+from .._labels import compact_labels
 from .._nrt import hold
 
 __all__ = ["PGASState", "init", "step"]
@@ -646,26 +647,6 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     return pi, beta, phi, K, n_changed
 
 
-@njit(cache=True)
-def _compact_labels(x):
-    """Relabel ``x`` in place to ``1..K`` by first appearance.
-
-    Returns ``old``: ``old[k]`` is the previous label of new label ``k``
-    (``old[0] = 0``).
-    """
-    lut = np.zeros(x.max() + 1, np.int64)
-    old = np.zeros(x.shape[0] + 1, np.int64)
-    K = 0
-    for t in range(x.shape[0]):
-        v = x[t]
-        if lut[v] == 0:
-            K += 1
-            lut[v] = K
-            old[K] = v
-        x[t] = lut[v]
-    return old[:K + 1].copy()
-
-
 # --------------------------------------------------------------------------
 # parameters given the labels
 # --------------------------------------------------------------------------
@@ -876,7 +857,7 @@ def init(problem, x0, rng):
     """
     _options(problem)
     x = np.array(x0, dtype=np.int64)
-    _compact_labels(x)
+    compact_labels(x)
     state = PGASState(x, problem.conc0)
     K = int(x.max())
     no_resample = problem._replace(resample=(False, False, False))
@@ -972,7 +953,7 @@ def step(state, problem, rng):
         np.zeros((1, problem.n_stats)),
         problem.fam, rng,
     )
-    old = _compact_labels(x)
+    old = compact_labels(x)
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
     _resample_parameters(state, problem, beta_used, rng)
     return {"accept_rate": n_changed / x.shape[0]}
