@@ -63,6 +63,23 @@ def test_multivariate_and_several_sequences():
     assert model.score_sequences(X[:20], lengths=[10, 10]).shape == (2,)
 
 
+@pytest.mark.parametrize("sampler", ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge",
+                                     "pgas"])
+@pytest.mark.parametrize("emission", ["gaussian", "categorical", "multivariate_gaussian"])
+def test_every_sampler_fits_every_family(sampler, emission):
+    rng = np.random.default_rng(1)
+    z = np.repeat([0, 1, 0, 1], 15)
+    if emission == "categorical":
+        X = np.where(rng.random(60) < 0.9, z, 1 - z)[:, None]
+    else:
+        d = 2 if emission == "multivariate_gaussian" else 1
+        X = rng.normal(4.0 * z[:, None] - 2.0, 0.5, (60, d))
+    model = InfiniteHMM(sampler=sampler, emission=emission, **FAST).fit(X, lengths=[25, 35])
+    assert model.predict(X, lengths=[25, 35]).shape == (60,)
+    assert np.isfinite(model.score(X, lengths=[25, 35]))
+    assert np.all(np.isfinite(model.trace_["log_joint"]))
+
+
 def test_reproducible_across_n_jobs(gauss_data):
     X, _ = gauss_data
     a = InfiniteHMM(n_jobs=1, **FAST).fit(X)

@@ -58,6 +58,13 @@ def test_pgas_exact_with_small_explicit_set(kind, lengths, monkeypatch):
     check_exact("pgas", kind=kind, lengths=lengths, n_sweeps=20000, options=POST)
 
 
+def test_pgas_exact_in_small_chunks(monkeypatch):
+    """Kernel calls of two steps: chunk ends inside and between sequences,
+    the emission terms of the next step taken from the next chunk's row."""
+    monkeypatch.setattr(_pgas, "_CHUNK", 2)
+    check_exact("pgas", kind="gaussian", lengths=(2, 3), n_sweeps=20000, options=POST)
+
+
 def _table_configurations(n):
     """Every (m, o) compatible with the transition counts ``n``."""
     cells = [(j, k) for j in range(n.shape[0]) for k in range(1, n.shape[0]) if n[j, k] > 0]
