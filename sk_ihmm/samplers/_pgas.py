@@ -570,11 +570,10 @@ def _trace_back(x, a, L, X, A, w, cum, rng):
     return n_changed
 
 
-def _grown(arr, rows, fill=0, both=False):
-    """``arr`` with ``rows`` rows (and columns when ``both``), new cells ``fill``."""
-    shape = (rows, rows) + arr.shape[2:] if both else (rows,) + arr.shape[1:]
-    out = np.full(shape, fill, dtype=arr.dtype)
-    out[tuple(slice(0, n) for n in arr.shape)] = arr
+def _grown(arr, rows, fill=0):
+    """``arr`` with ``rows`` rows, the new ones filled with ``fill``."""
+    out = np.full((rows,) + arr.shape[1:], fill, dtype=arr.dtype)
+    out[:arr.shape[0]] = arr
     return out
 
 
@@ -632,9 +631,9 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     s, t, n_changed = 0, 0, 0
     while s < starts.shape[0]:
         if pi.shape[0] - 1 - K < N:
-            C = max(2 * pi.shape[0], K + N + 1)
-            pi, beta, phi = _grown(pi, C, both=True), _grown(beta, C), _grown(phi, C)
-            tail, shapes = _grown(tail, C), _grown(shapes, C)
+            pi, beta, phi = _grow(pi, beta, phi, K + N + 1)
+            C = pi.shape[0]
+            tail, shapes = _grown(tail, C), np.zeros(C)
             zcum, z_stamp = _grown(zcum, 2 * C), _grown(z_stamp, 2 * C, fill=-1)
         g0 = starts[s] + t
         n = min(_CHUNK, T - g0)
