@@ -460,7 +460,16 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
         ref = x[a + t]
         c = a + t - g0
         # ---- resampling and ancestor sampling (weights of step t - 1) ----
-        if t > 0:
+        same = t > 0
+        for i in range(1, N if t > 0 else 1):
+            same = same and X[t - 1, i] == X[t - 1, 0]
+        if same:
+            # every particle of step t - 1 is in the same state, so the
+            # resampling and the ancestor-sampling weights are all equal
+            for i in range(N):
+                anc[i] = min(int(rng.random() * N), N - 1)
+                A[t, i] = anc[i]
+        elif t > 0:
             tot = 0.0
             atot = 0.0
             for i in range(N):
@@ -582,7 +591,12 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
 
     Particle ``N - 1`` carries the reference (the current labels of the
-    sequence). Multinomial resampling at every step.
+    sequence). Multinomial resampling at every step. The weights of a step
+    (and the ancestor-sampling weights) depend on the particles' states
+    only, so when every particle is in the same state -- at most steps once
+    the chain has settled -- they are equal and the ancestors are drawn
+    uniformly without building the cumulative weights (the same draws, one
+    uniform each, that the general path makes from equal weights).
 
     With the prior proposal the weight of a particle at step ``t`` is
     ``f(y_t | s_t)`` and the reference picks its ancestor in proportion to
