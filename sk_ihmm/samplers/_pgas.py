@@ -157,6 +157,7 @@ class PGASState:
         self.n = self.m = self.o = self.stats = None
         self.log_joint = np.nan
         self._log_stirling = np.zeros((1, 1))
+        self._log_prior_pred = None
 
     @property
     def n_states(self):
@@ -372,10 +373,11 @@ _CHUNK = 4096
 
 
 @njit(cache=True)
-def _shift_rows(ef, l_new, n):
-    """``ef[c, 0] = l_new[c, 0]``, then subtract each row's maximum (rows ``< n``)."""
+def _shift_rows(ef, l_prior, start, n):
+    """``ef[c, 0] = l_prior[start + c, 0]``, then subtract each row's maximum
+    (rows ``< n``)."""
     for c in range(n):
-        ef[c, 0] = l_new[c, 0]
+        ef[c, 0] = l_prior[start + c, 0]
         mx = ef[c, 0]
         for k in range(1, ef.shape[1]):
             mx = max(mx, ef[c, k])
@@ -383,21 +385,27 @@ def _shift_rows(ef, l_new, n):
             ef[c, k] -= mx
 
 
-def _emission_terms(fam, phi, K0, zero_stats, hyp, Y, start, n, ef, l_new):
+def _log_prior_pred(fam, zero_stats, hyp, Y):
+    """``log L_t`` for every step: the prior predictive of a new state (label 0
+    of the all-zero ``zero_stats``), shape ``(T, 1)``."""
+    out = np.empty((Y.shape[0], 1))
+    em.log_pred_block(fam, zero_stats, np.zeros(1, np.int64), 1, hyp, Y, 0, Y.shape[0], out)
+    return out
+
+
+def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior):
     """Emission terms of the posterior proposal at steps ``start .. start + n - 1``.
 
     For row ``c`` (step ``t = start + c``) fills ``ef[c, k] = f(y_t | phi_k) /
-    exp(mx_t)`` for the explicit states ``k = 1..K0``, ``ef[c, 0] = L_t /
-    exp(mx_t)`` and ``l_new[c, 0] = log L_t``, with ``L_t`` the prior
-    predictive of a new state (label 0 of the all-zero ``zero_stats``) and
-    ``mx_t`` the largest of the ``K0 + 1`` log terms (a shift common to every
-    particle of the step). The explicit states' parameters do not change
-    during a CSMC sweep, so the terms are computed ahead, a chunk at a time;
-    the exponentials by numpy's vectorised ``exp``.
+    exp(mx_t)`` for the explicit states ``k = 1..K0`` and ``ef[c, 0] = L_t /
+    exp(mx_t)``, with ``log L_t = l_prior[t, 0]`` (:func:`_log_prior_pred`)
+    and ``mx_t`` the largest of the ``K0 + 1`` log terms (a shift common to
+    every particle of the step). The explicit states' parameters do not
+    change during a CSMC sweep, so the terms are computed ahead, a chunk at a
+    time; the exponentials by numpy's vectorised ``exp``.
     """
-    em.log_pred_block(fam, zero_stats, np.zeros(1, np.int64), 1, hyp, Y, start, n, l_new)
     em.param_loglik_block(fam, phi, K0, Y, start, n, ef)
-    _shift_rows(ef, l_new, n)
+    _shift_rows(ef, l_prior, start, n)
     np.exp(ef[:n], out=ef[:n])
 
 
@@ -431,13 +439,14 @@ def _linear_weights(logw, w):
 @njit(cache=True)
 def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
                 alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v, cum, aw,
-                anc, tail, shapes, zcum, z_stamp, ef, l_new):
+                anc, tail, shapes, zcum, z_stamp, ef, l_prior):
     """CSMC steps from step ``t`` of sequence ``s`` up to the global time index
     ``g_end``, or until fewer than ``N`` free labels remain.
 
-    Row ``c`` of the emission terms ``ef`` and ``l_new`` (:func:`_emission_terms`,
-    with one row more for the next step) belongs to the global time index
-    ``g0 + c``, ``g0`` the index of the first step run. A sequence that ends
+    Row ``c`` of the emission terms ``ef`` (:func:`_emission_terms`, with one
+    row more for the next step) belongs to the global time index ``g0 + c``,
+    ``g0`` the index of the first step run; ``l_prior`` is indexed by the
+    global time index. A sequence that ends
     within the range gets its new trajectory drawn and traced back into ``x``.
 
     Returns ``(s, t, K, n_changed)``: where to resume, the number of states
@@ -522,7 +531,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                 # explicit set), times Z of that state at the next step
                 ci = 1.0
                 if k_new > K0:
-                    ci = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_new[c, 0])
+                    ci = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_prior[a + t, 0])
                 v[i] = ci
                 if t + 1 < L:
                     r = 2 * k_new + 1 - now
@@ -587,7 +596,7 @@ def _grown(arr, rows, fill=0):
 
 
 def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
-          alpha, gamma, kappa, hyp, zero_stats, fam, rng):
+          alpha, gamma, kappa, hyp, zero_stats, fam, rng, l_prior=None):
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
 
     Particle ``N - 1`` carries the reference (the current labels of the
@@ -615,7 +624,9 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     The time loop runs in :func:`_csmc_range`, a chunk of ``_CHUNK`` steps per
     call; between calls this driver computes the next chunk's emission terms
     and grows the parameter arrays when fewer than ``N`` free
-    labels remain.
+    labels remain. ``l_prior`` is ``log L_t`` (:func:`_log_prior_pred`),
+    computed here when not given; it does not change during a chain, so
+    :func:`step` computes it once.
 
     Returns ``(pi, beta, phi, K, n_changed)``: the (possibly grown) working
     arrays with the states realised during the sweep appended as labels
@@ -623,6 +634,8 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     time steps whose label changed.
     """
     N = n_particles
+    if l_prior is None:   # (only the posterior proposal reads it)
+        l_prior = _log_prior_pred(fam, zero_stats, hyp, Y) if posterior else np.zeros((0, 1))
     L_max = int((ends - starts).max())
     X = np.empty((L_max, N), np.int64)      # particle states, time-major
     A = np.zeros((L_max, N), np.int64)      # ancestors
@@ -640,7 +653,6 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     z_stamp = np.full(2 * C, -1, np.int64)  # ... valid at the time index stored here
     # a chunk's emission terms (one row more, for the next step)
     ef = np.zeros((_CHUNK + 1, K0 + 1))
-    l_new = np.zeros((_CHUNK + 1, 1))
     T = Y.shape[0]
     s, t, n_changed = 0, 0, 0
     while s < starts.shape[0]:
@@ -652,11 +664,11 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         g0 = starts[s] + t
         n = min(_CHUNK, T - g0)
         if posterior:
-            _emission_terms(fam, phi, K0, zero_stats, hyp, Y, g0, min(n + 1, T - g0), ef, l_new)
+            _emission_terms(fam, phi, K0, Y, g0, min(n + 1, T - g0), ef, l_prior)
         s, t, K, changed = _csmc_range(
             s, t, g0 + n, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
             alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v, cum, aw,
-            anc, tail, shapes, zcum, z_stamp, ef, l_new)
+            anc, tail, shapes, zcum, z_stamp, ef, l_prior)
         n_changed += changed
     return pi, beta, phi, K, n_changed
 
@@ -961,11 +973,14 @@ def step(state, problem, rng):
     ends = (np.flatnonzero(problem.seq_last) + 1).astype(np.int64)
     alpha, gamma, kappa = (float(v) for v in state.conc)
     x = state.x
+    zero_stats = np.zeros((1, problem.n_stats))
+    if posterior and (state._log_prior_pred is None
+                      or state._log_prior_pred.shape[0] != x.shape[0]):
+        state._log_prior_pred = _log_prior_pred(problem.fam, zero_stats, problem.hyp, problem.Y)
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
-        n_particles, posterior, alpha, gamma, kappa, problem.hyp,
-        np.zeros((1, problem.n_stats)),
-        problem.fam, rng,
+        n_particles, posterior, alpha, gamma, kappa, problem.hyp, zero_stats,
+        problem.fam, rng, state._log_prior_pred if posterior else None,
     )
     old = compact_labels(x)
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
