@@ -515,7 +515,11 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                     # weight needed it (or the start row at t == 0)
                     j = 0 if t == 0 else X[t - 1, anc[i]]
                     r = 2 * j + now
-                    idx = _search_row(zcum, r, rng.random() * zcum[r, K0])
+                    u = rng.random() * zcum[r, K0]
+                    if 1 < j <= K0 and zcum[r, j - 2] <= u < zcum[r, j - 1]:
+                        idx = j - 1     # stays in j: the likeliest move, tried first
+                    else:
+                        idx = _search_row(zcum, r, u)
                     if idx < K0:
                         k_new = idx + 1
                     else:
