@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit
 
 from ._nrt import hold
-from .emissions import update
+from .emissions import add_labelled
 
 __all__ = ["Seating", "new_seating", "grow"]
 
@@ -379,8 +379,8 @@ def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
         j = 0 if seq_first[t] else x[t - 1]
         add_customer(mat, vec, tab, log, scal, conc, j, x[t], rng)
         clear_log(scal)
-        update(fam, stats, x[t], Y, t, 1.0)
         vec[OCC, x[t]] += 1
+    add_labelled(fam, stats, x, Y)
 
 
 @njit(cache=True)

@@ -14,6 +14,9 @@ Every family exposes the same small interface, shared by all samplers:
       prior predictive of a brand-new state);
   ``update(fam, stats, k, Y, t, sign)``
       add (``sign=+1``) or remove (``sign=-1``) ``Y[t]`` in ``stats[k]``;
+  ``add_labelled(fam, stats, x, Y)``
+      add every ``Y[t]`` to ``stats[x[t]]`` in one call (the statistics of
+      a labelled sequence);
   ``log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)``
       the ``(length, n_labels)`` matrix of ``log_pred`` for a block of
       observations and a list of labels, in one call;
@@ -850,6 +853,48 @@ def update(fam, stats, k, Y, t, sign):
         _mvn_update(stats, k, Y, t, sign)
     hold(stats)
     hold(Y)
+
+
+@njit(cache=True)
+def _gauss_add_labelled(stats, x, Y):
+    # two passes (counts and sums, then squared deviations from each label's
+    # batch mean), merged into the existing rows by the pairwise update of
+    # Chan et al. (1979): no division per observation, unlike update()
+    C = stats.shape[0]
+    n = np.zeros(C)
+    mean = np.zeros(C)
+    m2 = np.zeros(C)
+    for t in range(x.shape[0]):
+        n[x[t]] += 1.0
+        mean[x[t]] += Y[t, 0]
+    for k in range(C):
+        if n[k] > 0.0:
+            mean[k] /= n[k]
+    for t in range(x.shape[0]):
+        d = Y[t, 0] - mean[x[t]]
+        m2[x[t]] += d * d
+    for k in range(C):
+        if n[k] == 0.0:
+            continue
+        na = stats[k, 0]
+        tot = na + n[k]
+        delta = mean[k] - stats[k, 1]
+        stats[k, 1] += delta * (n[k] / tot)
+        stats[k, 2] += m2[k] + delta * delta * (na * n[k] / tot)
+        stats[k, 0] = tot
+        stats[k, 3] = 0.0
+
+
+@njit(cache=True)
+def add_labelled(fam, stats, x, Y):
+    """Add every observation ``Y[t]`` to ``stats[x[t]]`` (``x`` of length
+    ``len(Y)``): the statistics of a labelled sequence in one call. Same
+    result as :func:`update` for each ``t`` in turn, up to rounding."""
+    if fam == GAUSSIAN:
+        _gauss_add_labelled(stats, x, Y)
+    else:
+        for t in range(x.shape[0]):
+            update(fam, stats, x[t], Y, t, 1.0)
 
 
 @njit(cache=True)

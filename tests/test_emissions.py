@@ -7,6 +7,7 @@ from sk_ihmm.emissions import (
     Categorical,
     Gaussian,
     MultivariateGaussian,
+    add_labelled,
     log_pred,
     log_pred_block,
     make_emission,
@@ -153,3 +154,26 @@ def test_move_block_is_the_sum_of_sequential_predictives(family, Y, dim):
     assert np.isclose(got_add, got_rm, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(stats[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
     assert not np.any(stats[0]), "move_block wrote outside the labels it moves"
+
+
+@pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_add_labelled_equals_sequential_updates(family, Y, dim):
+    """``add_labelled`` leaves the statistics ``update`` leaves one observation
+    at a time, also on rows that already hold observations (the Gaussian
+    batch is merged into them), and the predictives read them the same way."""
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    labels = np.array([1 + (t % 3 == 0) + (t == T - 1) for t in range(T)], np.int64)  # 1, 2, 3
+    start = np.zeros((5, family._n_stats(dim)))
+    for t in range(0, T, 2):                       # rows 1 and 2 hold data before
+        update(fam, start, 1 + t % 4 // 2, Y, t, 1.0)
+    log_pred(fam, start, 1, hyp, Y, 0)              # fills the Gaussian cache
+    ref, got = start.copy(), start.copy()
+    for t in range(T):
+        update(fam, ref, labels[t], Y, t, 1.0)
+    add_labelled(fam, got, labels, Y)
+    n_suff = {0: got.shape[1], 1: 3, 2: 1 + dim + dim * dim}[fam]
+    np.testing.assert_allclose(got[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
+    assert not np.any(got[0]) and not np.any(got[4])
+    for k in (1, 2, 3, 4):
+        assert np.isclose(log_pred(fam, got, k, hyp, Y, 1), log_pred(fam, ref, k, hyp, Y, 1),
+                          rtol=1e-10)

@@ -688,7 +688,7 @@ def _counts(x, Y, seq_first, K, n_stats, fam):
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
         n[j, x[t]] += 1
-        em.update(fam, stats, x[t], Y, t, 1.0)
+    em.add_labelled(fam, stats, x, Y)
     return n, stats
 
 
