@@ -474,10 +474,15 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
             same = same and X[t - 1, i] == X[t - 1, 0]
         if same:
             # every particle of step t - 1 is in the same state, so the
-            # resampling and the ancestor-sampling weights are all equal
+            # resampling and the ancestor-sampling weights are all equal:
+            # the ancestors are iid uniform and nothing at step t depends on
+            # them (the particles of step t - 1 differ only in their past).
+            # Only the kept lineage reads one, so _trace_back draws it there
+            # (A[t, 0] = -1 marks the step); anc[i] = 0 stands for "a particle
+            # of the common state"
+            A[t, 0] = -1
             for i in range(N):
-                anc[i] = min(int(rng.random() * N), N - 1)
-                A[t, i] = anc[i]
+                anc[i] = 0
         elif t > 0:
             tot = 0.0
             atot = 0.0
@@ -571,7 +576,9 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
 @njit(cache=True)
 def _trace_back(x, a, L, X, A, w, cum, rng):
     """Draw the final particle by its weight, write its ancestry into
-    ``x[a:a + L]``; returns the number of labels changed."""
+    ``x[a:a + L]``; returns the number of labels changed. A step whose
+    ancestors were uniform (``A[t, 0] == -1``, see :func:`_csmc_range`) gets
+    the ancestor of the kept lineage drawn here."""
     N = w.shape[0]
     tot = 0.0
     for i in range(N):
@@ -588,7 +595,10 @@ def _trace_back(x, a, L, X, A, w, cum, rng):
         if k != x[a + t]:
             n_changed += 1
             x[a + t] = k
-        b = A[t, b]
+        if A[t, 0] < 0 and t > 0:   # ancestors left to draw here (uniform)
+            b = min(int(rng.random() * N), N - 1)
+        else:
+            b = A[t, b]
     return n_changed
 
 
@@ -607,9 +617,9 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     sequence). Multinomial resampling at every step. The weights of a step
     (and the ancestor-sampling weights) depend on the particles' states
     only, so when every particle is in the same state -- at most steps once
-    the chain has settled -- they are equal and the ancestors are drawn
-    uniformly without building the cumulative weights (the same draws, one
-    uniform each, that the general path makes from equal weights).
+    the chain has settled -- they are equal: the ancestors are then iid
+    uniform and independent of everything else at that step, and only the
+    one on the lineage kept at the end is drawn (by :func:`_trace_back`).
 
     With the prior proposal the weight of a particle at step ``t`` is
     ``f(y_t | s_t)`` and the reference picks its ancestor in proportion to
