@@ -17,6 +17,8 @@ Every family exposes the same small interface, shared by all samplers:
   ``add_labelled(fam, stats, x, Y)``
       add every ``Y[t]`` to ``stats[x[t]]`` in one call (the statistics of
       a labelled sequence);
+  ``log_marginal_sum(fam, stats, hyp) -> float``
+      the closed-form log marginal likelihood of every row, summed;
   ``log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)``
       the ``(length, n_labels)`` matrix of ``log_pred`` for a block of
       observations and a list of labels, in one call;
@@ -853,6 +855,43 @@ def update(fam, stats, k, Y, t, sign):
         _mvn_update(stats, k, Y, t, sign)
     hold(stats)
     hold(Y)
+
+
+@njit(cache=True)
+def _cat_log_marginal(stats, k, hyp):
+    # log p(observations of k): Dirichlet-multinomial, exactly 0 for no data
+    b = hyp[0]
+    V = stats.shape[1] - 1
+    out = math.lgamma(V * b) - math.lgamma(V * b + stats[k, V])
+    lb = math.lgamma(b)
+    for v in range(V):
+        if stats[k, v] > 0.0:
+            out += math.lgamma(stats[k, v] + b) - lb
+    return out
+
+
+@njit(cache=True)
+def log_marginal_sum(fam, stats, hyp):
+    """``sum_k log p(observations of k)`` over the rows of ``stats`` (closed
+    form, ``beta``/parameters integrated out; a row without observations adds
+    0): the emission part of the samplers' ``log_joint``. Numba twin of the
+    families' vectorised ``_log_marginal_stats`` (which the tests use as the
+    reference), without its per-call numpy overhead; it writes only the
+    scratch columns of the multivariate statistics."""
+    total = 0.0
+    if fam == CATEGORICAL:
+        n_col = stats.shape[1] - 1
+        for k in range(stats.shape[0]):
+            if stats[k, n_col] > 0.0:
+                total += _cat_log_marginal(stats, k, hyp)
+        return total
+    zero = np.zeros((1, stats.shape[1]))
+    z0 = _gauss_log_marginal(zero, 0, hyp) if fam == GAUSSIAN else _mvn_log_marginal(zero, 0, hyp)
+    for k in range(stats.shape[0]):
+        if stats[k, 0] > 0.0:
+            total += (_gauss_log_marginal(stats, k, hyp) if fam == GAUSSIAN
+                      else _mvn_log_marginal(stats, k, hyp)) - z0
+    return total
 
 
 @njit(cache=True)

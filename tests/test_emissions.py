@@ -8,6 +8,7 @@ from sk_ihmm.emissions import (
     Gaussian,
     MultivariateGaussian,
     add_labelled,
+    log_marginal_sum,
     log_pred,
     log_pred_block,
     make_emission,
@@ -177,3 +178,18 @@ def test_add_labelled_equals_sequential_updates(family, Y, dim):
     for k in (1, 2, 3, 4):
         assert np.isclose(log_pred(fam, got, k, hyp, Y, 1), log_pred(fam, ref, k, hyp, Y, 1),
                           rtol=1e-10)
+
+
+@pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_log_marginal_sum_matches_the_vectorised_marginals(family, Y, dim):
+    """The numba sum used by the samplers' ``log_joint`` equals the families'
+    vectorised closed forms summed over the rows with observations (rows
+    without any add nothing)."""
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    stats = np.zeros((5, family._n_stats(dim)))
+    for t in range(T):
+        update(fam, stats, 1 + (t % 3 == 0) + (t == T - 1), Y, t, 1.0)   # rows 1-3; 0, 4 empty
+    used = stats[:, -1 if fam == 0 else 0] > 0
+    expect = family._log_marginal_stats(stats[used][:, :family._n_stats(dim)], hyp).sum()
+    assert np.isclose(log_marginal_sum(fam, stats, hyp), expect, rtol=1e-12, atol=1e-10)
+    assert log_marginal_sum(fam, np.zeros_like(stats), hyp) == 0.0

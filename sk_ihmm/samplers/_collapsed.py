@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _hcrp
 from .._hyper import resample_concentrations
+from ..emissions import log_marginal_sum
 
 
 class CollapsedState:
@@ -77,10 +78,8 @@ def init_collapsed(problem, x0, rng):
 
 def log_joint(state, problem):
     """``log p(x, tables, y)`` with emission parameters integrated out."""
-    s = state.seating
-    used = s.occ > 0
-    return float(_hcrp.log_seating_prob(s)
-                 + problem.emission._log_marginal_stats(state.stats[used], problem.hyp).sum())
+    return float(_hcrp.log_seating_prob(state.seating)
+                 + log_marginal_sum(problem.fam, state.stats, problem.hyp))
 
 
 def finish_sweep(state, problem, rng):

@@ -829,7 +829,7 @@ def _log_joint(state, problem):
         state._log_stirling = S
     alpha, gamma, kappa = (float(v) for v in state.conc)
     return float(_log_seating(state.n, state.m, state.o, alpha, gamma, kappa, S)
-                 + problem.emission._log_marginal_stats(state.stats[1:], problem.hyp).sum())
+                 + em.log_marginal_sum(problem.fam, state.stats, problem.hyp))
 
 
 @njit(cache=True)
