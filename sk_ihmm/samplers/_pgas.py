@@ -652,7 +652,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         l_prior = _log_prior_pred(fam, zero_stats, hyp, Y) if posterior else np.zeros((0, 1))
     L_max = int((ends - starts).max())
     X = np.empty((L_max, N), np.int64)      # particle states, time-major
-    A = np.zeros((L_max, N), np.int64)      # ancestors
+    A = np.empty((L_max, N), np.int64)      # ancestors (row t written at step t)
     logw = np.zeros(N)                      # log weights ('prior' proposal)
     w = np.ones(N)                          # weights, relative within a step
     v = np.ones(N)                          # ancestor-sampling factors
@@ -666,7 +666,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     zcum = np.zeros((2 * C, K0 + 1))        # proposal rows (_proposal_row), two per state, ...
     z_stamp = np.full(2 * C, -1, np.int64)  # ... valid at the time index stored here
     # a chunk's emission terms (one row more, for the next step)
-    ef = np.zeros((_CHUNK + 1, K0 + 1))
+    ef = np.empty((_CHUNK + 1, K0 + 1))
     T = Y.shape[0]
     s, t, n_changed = 0, 0, 0
     while s < starts.shape[0]:
