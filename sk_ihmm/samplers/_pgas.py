@@ -157,7 +157,7 @@ class PGASState:
         self.n = self.m = self.o = self.stats = None
         self.log_joint = np.nan
         self._log_stirling = np.zeros((1, 1))
-        self._log_prior_pred = None
+        self._constants = None
 
     @property
     def n_states(self):
@@ -817,10 +817,22 @@ def _log_seating(n, m, o, alpha, gamma, kappa, S):
     return lp
 
 
+@njit(cache=True)
+def _count_maxima(n, m, o):
+    """Largest transition count and largest table count (override tables
+    included) of any restaurant and dish."""
+    n_max = 0
+    t_max = 0
+    for j in range(n.shape[0]):
+        for k in range(n.shape[1]):
+            n_max = max(n_max, n[j, k])
+            t_max = max(t_max, m[j, k] + (o[j] if j == k else 0))
+    return n_max, t_max
+
+
 def _log_joint(state, problem):
     """``log p(x, m, o, y | conc)`` (see the module docstring)."""
-    n_max = int(state.n.max())
-    t_max = int((state.m + np.diag(state.o)).max())
+    n_max, t_max = _count_maxima(state.n, state.m, state.o)
     S = state._log_stirling
     if n_max >= S.shape[0] or t_max >= S.shape[1]:
         rows = S.shape[0] - 1 if n_max < S.shape[0] else max(n_max, 2 * (S.shape[0] - 1))
@@ -967,6 +979,21 @@ def _explicit_first(x, pi, beta, phi, K, eps):
     return K0
 
 
+def _constants(state, problem, posterior):
+    """What every sweep of a chain uses and none changes, computed at the
+    first: the sequence bounds, all-zero statistics and (posterior proposal)
+    ``log L_t`` (:func:`_log_prior_pred`). A state belongs to the problem it
+    was initialised with, as its labels and statistics do."""
+    if state._constants is None:
+        starts = np.flatnonzero(problem.seq_first).astype(np.int64)
+        ends = (np.flatnonzero(problem.seq_last) + 1).astype(np.int64)
+        zero_stats = np.zeros((1, problem.n_stats))
+        l_prior = (_log_prior_pred(problem.fam, zero_stats, problem.hyp, problem.Y)
+                   if posterior else None)
+        state._constants = (starts, ends, zero_stats, l_prior)
+    return state._constants
+
+
 def step(state, problem, rng):
     """One sweep: CSMC-AS on every sequence, then tables, concentrations,
     ``beta``, ``pi`` and ``phi``.
@@ -983,18 +1010,13 @@ def step(state, problem, rng):
         pi, beta, phi, K, K0 = _explicit_set(state, problem, pi, beta, phi, rng)
     else:
         K = K0 = state.n_states
-    starts = np.flatnonzero(problem.seq_first).astype(np.int64)
-    ends = (np.flatnonzero(problem.seq_last) + 1).astype(np.int64)
+    starts, ends, zero_stats, l_prior = _constants(state, problem, posterior)
     alpha, gamma, kappa = (float(v) for v in state.conc)
     x = state.x
-    zero_stats = np.zeros((1, problem.n_stats))
-    if posterior and (state._log_prior_pred is None
-                      or state._log_prior_pred.shape[0] != x.shape[0]):
-        state._log_prior_pred = _log_prior_pred(problem.fam, zero_stats, problem.hyp, problem.Y)
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
         n_particles, posterior, alpha, gamma, kappa, problem.hyp, zero_stats,
-        problem.fam, rng, state._log_prior_pred if posterior else None,
+        problem.fam, rng, l_prior,
     )
     old = compact_labels(x)
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
