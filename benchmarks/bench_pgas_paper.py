@@ -9,7 +9,8 @@ sd 0.5, means (-2, -0.5, 1, 4) and (-9, -7, ..., 9)
 For every data set, initial number of states ``K_init`` (uniformly random
 labels), model (sticky: ``kappa`` resampled, ``kappa0 = 1``, Gamma(1, 1)
 prior; non-sticky: ``kappa = 0``) and sampler (``pgas`` with N=10 particles
-and the posterior proposal, ``rcd_beam``, ``rcd_gibbs``), one chain runs for
+and the posterior proposal, ``rcd_beam``, ``rcd_gibbs``; ``--samplers`` can
+add ``rcd_blocked`` and ``split_merge``), one chain runs for
 ``--iters`` sweeps or ``--budget`` CPU seconds, whichever comes first.
 ``alpha`` and ``gamma`` are always resampled (Gamma(1, 1) priors, start 1).
 
@@ -104,8 +105,14 @@ SAMPLER_OPTIONS = {
     "pgas": {"n_particles": 10, "proposal": "posterior"},
     "rcd_beam": {},   # default block_size
     "rcd_gibbs": {},
+    # not run by default (--samplers adds them); listed last so the samplers
+    # above keep their chain seeds
+    "rcd_blocked": {},
+    "split_merge": {},
 }
-COLORS = {"pgas": "tab:blue", "rcd_beam": "tab:orange", "rcd_gibbs": "tab:green"}
+DEFAULT_SAMPLERS = ["pgas", "rcd_beam", "rcd_gibbs"]
+COLORS = {"pgas": "tab:blue", "rcd_beam": "tab:orange", "rcd_gibbs": "tab:green",
+          "rcd_blocked": "tab:red", "split_merge": "tab:purple"}
 
 
 def make_problem(X, sticky, options, prior="weak"):
@@ -370,7 +377,7 @@ def main(argv=None):
     ap.add_argument("--data", type=int, nargs="+", default=[4, 10], help="true numbers of states")
     ap.add_argument("--k-init", type=int, nargs="+", default=None, help="initial numbers of states")
     ap.add_argument("--models", nargs="+", choices=("nonsticky", "sticky"), default=None)
-    ap.add_argument("--samplers", nargs="+", default=list(SAMPLER_OPTIONS), choices=list(SAMPLER_OPTIONS))
+    ap.add_argument("--samplers", nargs="+", default=DEFAULT_SAMPLERS, choices=list(SAMPLER_OPTIONS))
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (chains in parallel)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--prior", choices=list(PRIORS), default="weak",
