@@ -250,6 +250,24 @@ def _draw_index(w, total, u):
 
 
 @njit(cache=True, inline="always")
+def _cumulative(w, cum):
+    """``cum[0] = cumsum(w)``; returns the total. When every weight is zero
+    the row is that of equal weights (a uniform draw)."""
+    tot = 0.0
+    for i in range(w.shape[0]):
+        tot += w[i]
+        cum[0, i] = tot
+    if not tot > 0.0:
+        tot = 0.0
+        for i in range(w.shape[0]):
+            tot += 1.0
+            cum[0, i] = tot
+    hold(w)
+    hold(cum)
+    return tot
+
+
+@njit(cache=True, inline="always")
 def _search_row(cum, r, u):
     """Smallest ``i`` with ``u < cum[r, i]`` (row ``r`` of ``cum`` non-decreasing,
     ``u < cum[r, -1]``; the last index if ``u`` is not).
@@ -484,18 +502,11 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
             for i in range(N):
                 anc[i] = 0
         elif t > 0:
-            tot = 0.0
+            tot = _cumulative(w, cum)
             atot = 0.0
             for i in range(N):
-                tot += w[i]
-                cum[0, i] = tot
                 aw[i] = v[i] * pi[X[t - 1, i], ref]
                 atot += aw[i]
-            if not tot > 0.0:  # every weight is zero: resample uniformly
-                tot = 0.0
-                for i in range(N):
-                    tot += 1.0
-                    cum[0, i] = tot
             if not atot > 0.0:
                 atot = 0.0
                 for i in range(N):
@@ -580,15 +591,7 @@ def _trace_back(x, a, L, X, A, w, cum, rng):
     ancestors were uniform (``A[t, 0] == -1``, see :func:`_csmc_range`) gets
     the ancestor of the kept lineage drawn here."""
     N = w.shape[0]
-    tot = 0.0
-    for i in range(N):
-        tot += w[i]
-        cum[0, i] = tot
-    if not tot > 0.0:
-        for i in range(N):
-            cum[0, i] = i + 1.0
-        tot = float(N)
-    b = _search_row(cum, 0, rng.random() * tot)
+    b = _search_row(cum, 0, rng.random() * _cumulative(w, cum))
     n_changed = 0
     for t in range(L - 1, -1, -1):
         k = X[t, b]
@@ -930,7 +933,7 @@ def _working_copies(state, spare):
     return pi, beta, phi
 
 
-def _explicit_set(state, problem, pi, beta, phi, rng):
+def _explicit_set(state, problem, pi, beta, phi, zero_stats, rng):
     """Realise the explicit set of the posterior proposal and move it to the front.
 
     Unused states are realised from their conditional prior until the root
@@ -941,7 +944,7 @@ def _explicit_set(state, problem, pi, beta, phi, rng):
     alpha, gamma, kappa = (float(v) for v in state.conc)
     pi, beta, phi, K = _realise_down_to(
         pi, beta, phi, state.n_states, _EXPLICIT_MASS, alpha, gamma, kappa,
-        np.zeros((1, problem.n_stats)), problem.hyp, problem.fam, rng,
+        zero_stats, problem.hyp, problem.fam, rng,
     )
     K0 = _explicit_first(state.x, pi, beta, phi, K, _EXPLICIT_MASS)
     return pi, beta, phi, K, K0
@@ -1005,12 +1008,12 @@ def step(state, problem, rng):
         the CSMC (a particle Gibbs move is always accepted).
     """
     n_particles, posterior = _options(problem)
+    starts, ends, zero_stats, l_prior = _constants(state, problem, posterior)
     pi, beta, phi = _working_copies(state, state.n_states + 1 + n_particles)
     if posterior:
-        pi, beta, phi, K, K0 = _explicit_set(state, problem, pi, beta, phi, rng)
+        pi, beta, phi, K, K0 = _explicit_set(state, problem, pi, beta, phi, zero_stats, rng)
     else:
         K = K0 = state.n_states
-    starts, ends, zero_stats, l_prior = _constants(state, problem, posterior)
     alpha, gamma, kappa = (float(v) for v in state.conc)
     x = state.x
     pi, beta, phi, _, n_changed = _csmc(
