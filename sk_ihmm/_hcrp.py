@@ -154,7 +154,7 @@ def ensure_capacity(s, need_labels, need_tables, need_log):
     """Grow ``s`` so that ``need_labels`` free labels, ``need_tables`` free
     table slots and ``need_log`` undo-log rows are available."""
     C = s.mat.shape[1]
-    free_labels = C - 1 - int(np.count_nonzero(_in_use_mask(s)[1:]))
+    free_labels = int(n_free_labels(s.vec))
     add_labels = max(0, need_labels - free_labels)
     add_tables = max(0, need_tables - int(s.scal[_N_FREE]))
     if add_labels or add_tables or need_log > s.log.shape[0]:
@@ -165,10 +165,6 @@ def ensure_capacity(s, need_labels, need_tables, need_log):
             n_log=need_log,
         )
     return s
-
-
-def _in_use_mask(s):
-    return (s.occ > 0) | (s.mk > 0) | (s.nj > 0)
 
 
 # --------------------------------------------------------------------------

@@ -25,6 +25,9 @@ class CollapsedState:
         Emission sufficient statistics per label.
     log_joint : float
         ``log p(x, tables, y)`` after the last sweep.
+    scratch : dict
+        Work arrays and per-chain constants a sampler keeps from one sweep
+        to the next (not part of the Markov state).
     """
 
     def __init__(self, x, seating, stats):
@@ -32,6 +35,7 @@ class CollapsedState:
         self.seating = seating
         self.stats = stats
         self.log_joint = np.nan
+        self.scratch = {}
 
     # the fields every sampler state exposes (see sk_ihmm.samplers)
     @property

@@ -42,6 +42,21 @@ Metropolis-Hastings move through the restricted collapsed draw:
    ``min(1, r* / r_old * q(x_old) / q(x*))`` (Makino Eq. 29), otherwise the
    undo log restores the exact old seating and the emissions are moved back.
 
+A proposal equal to the current block. When ``x* == x_old`` (labels, not
+only candidate paths) the move would change nothing but the seating of the
+block's customers, and the kernel keeps the old seating at once (the undo log
+restores it; the emissions are put back) without seating the proposal. This
+is exact: given ``s0`` -- a draw of the reduced seating from its exact
+conditional, each removed customer leaving a table with probability
+proportional to its size -- the move is a Metropolis-Hastings kernel on the
+block's labels and seating that satisfies detailed balance pair by pair, and
+setting to zero the moves between two states with the same labels (a
+symmetric set of pairs) and keeping their mass at the current state leaves
+every pair in balance. Such a block counts as accepted in ``accept_rate``
+(its labels are those the move keeps). Once a chain has settled most blocks
+propose their current labels, so this saves the seating of the proposal and
+its two path weights.
+
 Both paths are scored with ``path_log_weight``: ``P_hmm`` is the path weight
 divided by one normaliser that depends on ``s0`` only, and ``s0`` is shared by
 the forward and the reverse move, so the normaliser cancels.
@@ -75,11 +90,11 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, N, clear_log, free_label, n_free_labels,
+from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
                      pred_prob, undo)
 from .._messages import beam_sample_linear, ffbs_linear, path_log_weight_linear
 from .._nrt import nrt_free
-from ..emissions import log_pred_block
+from ..emissions import log_pred_block, move_block
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
@@ -313,12 +328,12 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
                                         work, iwork_beam)
         else:
             ffbs_linear(init, trans, log_emit, final, rng, pn, work)
-        log_q_old = path_log_weight_linear(init, trans, log_emit, final, po)
-        log_q_new = path_log_weight_linear(init, trans, log_emit, final, pn)
         # Q* (and Q_old) start with x[e] when no root table serves it in s0
         seed = nxt if nxt > 0 and vec[MK, nxt] == 0 else 0
         nq, qn = _crp_start(qlab, qcnt, seed)
         next_free = 1
+        log_q_new = 0.0
+        same = True
         for l in range(L):
             if pn[l] < K:
                 xn[l] = cand[pn[l]]
@@ -334,6 +349,23 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             nq = _crp_seat(qlab, qcnt, nq, t, label)
             qn += 1
             xn[l] = label
+        for l in range(L):
+            if xn[l] != xo[l]:
+                same = False
+                break
+        if same:
+            # the proposal is the current block: keep the old seating (see
+            # "A proposal equal to the current block" in the module docstring)
+            for c in range(K):
+                index[cand[c]] = -1
+            undo(mat, vec, tab, log, scal, conc)
+            move_block(fam, stats, hyp, Y, b, xo, 1.0, iwork)
+            for l in range(L):
+                vec[OCC, xo[l]] += 1
+            n_acc += 1
+            continue
+        log_q_old = path_log_weight_linear(init, trans, log_emit, final, po)
+        log_q_new += path_log_weight_linear(init, trans, log_emit, final, pn)
         nq, qn = _crp_start(qlab, qcnt, seed)
         for l in range(L):
             if po[l] < K:
@@ -374,24 +406,34 @@ def _block_size(problem):
 
 
 def _sweep(state, problem, rng, use_beam):
-    """One sweep of block moves followed by the hyperparameter updates."""
+    """One sweep of block moves followed by the hyperparameter updates.
+
+    The sequence bounds, the candidate width and the kernel's scratch are
+    kept in ``state.scratch`` between sweeps, so a settled chain makes one
+    kernel call per sweep.
+    """
     size = _block_size(problem)
-    starts = np.flatnonzero(problem.seq_first).astype(np.int64)
-    ends = np.flatnonzero(problem.seq_last).astype(np.int64) + 1
+    keep = state.scratch
+    if "bounds" not in keep:
+        keep["bounds"] = (np.flatnonzero(problem.seq_first).astype(np.int64),
+                          np.flatnonzero(problem.seq_last).astype(np.int64) + 1)
+        keep["width"] = 8
+        keep["buffers"] = (None, None, None)
+    starts, ends = keep["bounds"]
     offsets = rng.integers(0, size, size=starts.shape[0]).astype(np.int64)
     bstart, bend = _make_blocks(starts, ends, size, offsets)
     order = rng.permutation(bstart.shape[0]).astype(np.int64)
-    l_max = int((bend - bstart).max())
+    l_max = min(size, int((ends - starts).max()))
     need = l_max + 2
     pos, n_acc, n_vis = 0, 0, 0
-    width, shape = 8, None
     while pos < order.shape[0]:
         state.ensure_capacity(labels=need, tables=3 * need, log=3 * need)
         C = state.seating.mat.shape[1]
-        width = min(C, width)
-        if shape != (C, width):
-            shape = (C, width)
+        width = keep["width"] = min(C, keep["width"])
+        shape, fbuf, ibuf = keep["buffers"]
+        if shape != (l_max, C, width):
             fbuf, ibuf = _scratch(l_max, C, width)
+            keep["buffers"] = ((l_max, C, width), fbuf, ibuf)
         pos, acc, vis, wanted = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
             problem.seq_last, bstart, bend, order, pos, use_beam, problem.fam, problem.hyp, rng,
@@ -400,7 +442,7 @@ def _sweep(state, problem, rng, use_beam):
         n_acc += acc
         n_vis += vis
         if wanted > width:
-            width = max(wanted, 2 * width)
+            keep["width"] = max(wanted, 2 * width)
     finish_sweep(state, problem, rng)
     info = {"accept_rate": n_acc / order.shape[0]}
     if use_beam:
