@@ -25,6 +25,11 @@ def tiny_data(kind, lengths, seed=0):
         base = np.array([0, 0, 1, 1, 2, 0, 1])
         return Categorical(concentration=0.5), base[:T, None].astype(float), 3
     base = np.array([-1.0, -0.8, 1.1, 0.9, -1.2, 1.3, 0.1])
+    if kind == "gaussian_sharp":
+        # a0 so large that every Student-t predictive has (nu + 1) / 2 above
+        # emissions.PROPOSAL_QUADRATIC_HALF_NU1 even for an empty state: the
+        # blocked samplers then propose with quadratic emission weights
+        return Gaussian(mu0=0.0, lambda0=0.5, a0=60.0, b0=20.0), base[:T, None], 1
     return Gaussian(mu0=0.0, lambda0=0.5, a0=2.0, b0=0.5), base[:T, None], 1
 
 

@@ -32,7 +32,31 @@ CASES = [
     dict(kind="gaussian", lengths=(2, 3), resample=(True, True, False), block_size=5),
     dict(kind="categorical", lengths=(4,), kappa=1.0, resample=(True, True, True), block_size=2),
     dict(kind="gaussian", lengths=(1, 4), kappa=1.0, resample=(True, True, True), block_size=1),
+    # quadratic proposal weights (emissions.log_proposal_block) for every state
+    dict(kind="gaussian_sharp", lengths=(5,), block_size=5),
+    dict(kind="gaussian_sharp", lengths=(2, 3), resample=(True, True, False), block_size=2),
 ]
+
+
+def test_sharp_prior_uses_the_quadratic_proposal_weights():
+    """The gaussian_sharp cases above exercise the quadratic weights: they
+    differ from the Student-t predictives for every state, the empty one too."""
+    from sampler_harness import tiny_data
+    from sk_ihmm.emissions import (PROPOSAL_QUADRATIC_HALF_NU1, log_pred_block,
+                                   log_proposal_block)
+    family, Y, _ = tiny_data("gaussian_sharp", [5])
+    hyp = family._hyp(1)
+    stats = np.zeros((3, family._n_stats(1)))
+    for t in (0, 1):
+        update(family.code, stats, 1, Y, t, 1.0)
+    labels = np.array([1, 2], np.int64)          # label 2: empty statistics
+    exact = np.empty((5, 2))
+    prop = np.empty((5, 2))
+    log_pred_block(family.code, stats, labels, 2, hyp, Y, 0, 5, exact)
+    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 0, 5, prop)
+    assert 0.5 * (2.0 * family.a0 + 1.0) > PROPOSAL_QUADRATIC_HALF_NU1   # empty state
+    assert np.all(prop < exact)            # z > log1p(z) for z > 0
+    np.testing.assert_allclose(prop, exact, rtol=0.05)
 
 
 def _case_id(case):

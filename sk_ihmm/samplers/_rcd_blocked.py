@@ -19,9 +19,15 @@ Metropolis-Hastings move through the restricted collapsed draw:
    empty restaurant and ``new -> new`` carries the sticky ``kappa``); the
    initial weights are the row of the label before the block (restaurant 0 at
    a sequence start); the emission weights are the posterior predictives
-   ``log_pred(stats0[k], y_t)`` (``new``: empty statistics); the final weights
+   ``log_pred(stats0[k], y_t)`` (``new``: empty statistics), except that a
+   1-d Gaussian state with more than about a hundred observations gets the
+   quadratic form of its Student-t
+   (:func:`sk_ihmm.emissions.log_proposal_block`); the final weights
    are the column of ``x[e]``, ``get_prob(s0, k, x[e])``, or 1 at a sequence
-   end.
+   end. These weights only make the proposal: the acceptance ratio below
+   scores both paths with the same weights, and the target enters through
+   the RCD factors, so the sampler stays exact whatever the weights (only
+   the acceptance rate depends on how close they are to the predictives).
 3. A path over the candidates is drawn by forward filtering / backward
    sampling (``rcd_blocked``) or by one beam move started from the old path
    (``rcd_beam``). Each appearance of ``new`` becomes a label through the
@@ -94,7 +100,7 @@ from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_f
                      pred_prob, undo)
 from .._messages import beam_sample_linear, ffbs_linear, path_log_weight_linear
 from .._nrt import nrt_free
-from ..emissions import log_pred_block, move_block
+from ..emissions import log_proposal_block, move_block
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
@@ -317,7 +323,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             final[c] = 1.0 if nxt <= 0 else pred_prob(
                 mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
-        log_pred_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit)
+        log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit)
         for l in range(L):
             c = index[xo[l]]
             po[l] = c if c >= 0 else K
