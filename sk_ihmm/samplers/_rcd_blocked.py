@@ -59,9 +59,10 @@ block's labels and seating that satisfies detailed balance pair by pair, and
 setting to zero the moves between two states with the same labels (a
 symmetric set of pairs) and keeping their mass at the current state leaves
 every pair in balance. Such a block counts as accepted in ``accept_rate``
-(its labels are those the move keeps). Once a chain has settled most blocks
-propose their current labels, so this saves the seating of the proposal and
-its two path weights.
+(its labels are those the move keeps). Once a chain has settled, a quarter
+to a half of the blocks propose their current labels (25-30% on the 4-state
+and 40-50% on the 10-state Gaussian data, blocks of 32), and for those this
+saves the seating of the proposal and its two path weights.
 
 Both paths are scored with ``path_log_weight``: ``P_hmm`` is the path weight
 divided by one normaliser that depends on ``s0`` only, and ``s0`` is shared by
@@ -339,7 +340,6 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         nq, qn = _crp_start(qlab, qcnt, seed)
         next_free = 1
         log_q_new = 0.0
-        same = True
         for l in range(L):
             if pn[l] < K:
                 xn[l] = cand[pn[l]]
@@ -355,6 +355,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             nq = _crp_seat(qlab, qcnt, nq, t, label)
             qn += 1
             xn[l] = label
+        same = True
         for l in range(L):
             if xn[l] != xo[l]:
                 same = False
