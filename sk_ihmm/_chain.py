@@ -20,6 +20,8 @@ Problem = namedtuple(
         "Y",            # (T, D) float64 observations (all sequences concatenated)
         "seq_first",    # (T,) bool: first step of a sequence
         "seq_last",     # (T,) bool: last step of a sequence
+        "starts",       # (n_sequences,) int64: first step of each sequence
+        "ends",         # (n_sequences,) int64: one past its last step
         "emission",     # EmissionFamily instance
         "fam",          # its integer code for the numba dispatch in sk_ihmm.emissions
         "hyp",          # float64 hyperparameters of the emission kernels
@@ -60,7 +62,8 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     last = np.zeros(T, bool)
     last[ends - 1] = True
     return Problem(
-        Y=Y, seq_first=first, seq_last=last, emission=family, fam=family.code,
+        Y=Y, seq_first=first, seq_last=last, starts=np.flatnonzero(first).astype(np.int64),
+        ends=ends.astype(np.int64), emission=family, fam=family.code,
         hyp=family._hyp(dim), dim=dim, n_stats=family._n_stats(dim),
         conc0=tuple(float(c) for c in conc0), priors=priors,
         resample=tuple(bool(r) for r in resample), options=dict(options or {}),

@@ -1036,10 +1036,10 @@ def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)
     both paths with the same ones (the blocked RCD samplers do), so the
     approximation costs acceptance, never exactness. It drops the ``log1p``
     of every state that holds more than about a hundred observations (``nu =
-    2 a0 + n``), where
-    the Student-t is Gaussian to a fraction of a nat within a few scales of
-    its centre; small and new states keep their heavy tails, so an outlier
-    is still proposed to them as often as the predictive says.
+    2 a0 + n``), where the Student-t is Gaussian to a fraction of a nat
+    within a few scales of its centre; small and new states keep their heavy
+    tails, so an outlier is still proposed to them as often as the
+    predictive says.
     """
     if fam == GAUSSIAN:
         _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out,

@@ -984,16 +984,14 @@ def _explicit_first(x, pi, beta, phi, K, eps):
 
 def _constants(state, problem, posterior):
     """What every sweep of a chain uses and none changes, computed at the
-    first: the sequence bounds, all-zero statistics and (posterior proposal)
-    ``log L_t`` (:func:`_log_prior_pred`). A state belongs to the problem it
-    was initialised with, as its labels and statistics do."""
+    first: all-zero statistics and (posterior proposal) ``log L_t``
+    (:func:`_log_prior_pred`). A state belongs to the problem it was
+    initialised with, as its labels and statistics do."""
     if state._constants is None:
-        starts = np.flatnonzero(problem.seq_first).astype(np.int64)
-        ends = (np.flatnonzero(problem.seq_last) + 1).astype(np.int64)
         zero_stats = np.zeros((1, problem.n_stats))
         l_prior = (_log_prior_pred(problem.fam, zero_stats, problem.hyp, problem.Y)
                    if posterior else None)
-        state._constants = (starts, ends, zero_stats, l_prior)
+        state._constants = (zero_stats, l_prior)
     return state._constants
 
 
@@ -1008,7 +1006,8 @@ def step(state, problem, rng):
         the CSMC (a particle Gibbs move is always accepted).
     """
     n_particles, posterior = _options(problem)
-    starts, ends, zero_stats, l_prior = _constants(state, problem, posterior)
+    zero_stats, l_prior = _constants(state, problem, posterior)
+    starts, ends = problem.starts, problem.ends
     pi, beta, phi = _working_copies(state, state.n_states + 1 + n_particles)
     if posterior:
         pi, beta, phi, K, K0 = _explicit_set(state, problem, pi, beta, phi, zero_stats, rng)

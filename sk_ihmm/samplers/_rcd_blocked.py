@@ -328,6 +328,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         for l in range(L):
             c = index[xo[l]]
             po[l] = c if c >= 0 else K
+        for c in range(K):
+            index[cand[c]] = -1
 
         # ---- 3. proposal path, then labels for 'new' through Q* ----
         if use_beam:
@@ -363,8 +365,6 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         if same:
             # the proposal is the current block: keep the old seating (see
             # "A proposal equal to the current block" in the module docstring)
-            for c in range(K):
-                index[cand[c]] = -1
             undo(mat, vec, tab, log, scal, conc)
             move_block(fam, stats, hyp, Y, b, xo, 1.0, iwork)
             for l in range(L):
@@ -381,8 +381,6 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             log_q_old += lq
             nq = _crp_seat(qlab, qcnt, nq, t, xo[l])
             qn += 1
-        for c in range(K):
-            index[cand[c]] = -1
 
         # ---- 4. seat the proposal, accept or undo ----
         log_r_new = add_seq(mat, vec, tab, log, scal, conc,
@@ -415,18 +413,16 @@ def _block_size(problem):
 def _sweep(state, problem, rng, use_beam):
     """One sweep of block moves followed by the hyperparameter updates.
 
-    The sequence bounds, the candidate width and the kernel's scratch are
-    kept in ``state.scratch`` between sweeps, so a settled chain makes one
+    The candidate width and the kernel's scratch are kept in
+    ``state.scratch`` between sweeps, so a settled chain makes one
     kernel call per sweep.
     """
     size = _block_size(problem)
     keep = state.scratch
-    if "bounds" not in keep:
-        keep["bounds"] = (np.flatnonzero(problem.seq_first).astype(np.int64),
-                          np.flatnonzero(problem.seq_last).astype(np.int64) + 1)
+    if "width" not in keep:
         keep["width"] = 8
         keep["buffers"] = (None, None, None)
-    starts, ends = keep["bounds"]
+    starts, ends = problem.starts, problem.ends
     offsets = rng.integers(0, size, size=starts.shape[0]).astype(np.int64)
     bstart, bend = _make_blocks(starts, ends, size, offsets)
     order = rng.permutation(bstart.shape[0]).astype(np.int64)
