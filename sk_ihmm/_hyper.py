@@ -31,9 +31,29 @@ _TINY = np.finfo(float).tiny
 
 
 @njit(cache=True)
-def _resample(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
-              priors, resample, rng, out):
-    """The draws of :func:`resample_concentrations`, one kernel call per sweep."""
+def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
+                            priors, resample, rng, out):
+    """Draw new ``alpha, gamma, kappa`` given the seating counts, into ``out``.
+
+    Parameters
+    ----------
+    alpha, gamma, kappa : float
+        Current values.
+    nj : ndarray of shape (n_restaurants,), int64
+        Customers per restaurant; restaurant 0 is the start restaurant.
+    root_tables, override_tables : int
+        Total numbers of root (non-override) and override tables.
+    n_dishes : int
+        Number of dishes (hidden states) served by the root.
+    priors : ndarray of shape (3, 2)
+        Gamma (shape, rate) priors of alpha, gamma and kappa.
+    resample : ndarray of shape (3,), bool
+        Which of alpha, gamma, kappa to update.
+    rng : numpy.random.Generator
+    out : ndarray of shape (3,)
+        Receives the new values (the current ones where not resampled); may
+        be the array the current values were read from.
+    """
     out[0], out[1], out[2] = alpha, gamma, kappa
     if resample[0] or resample[2]:
         s_all = 0.0
@@ -54,31 +74,3 @@ def _resample(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
     if resample[1]:
         eta = max(rng.beta(gamma, root_tables), _TINY) if root_tables > 0 else 1.0
         out[1] = rng.gamma(priors[1, 0] + n_dishes, 1.0 / (priors[1, 1] - math.log(eta)))
-
-
-def resample_concentrations(conc, nj, root_tables, override_tables, n_dishes,
-                            priors, resample, rng):
-    """Return new ``[alpha, gamma, kappa]`` drawn given the seating counts.
-
-    Parameters
-    ----------
-    conc : ndarray of shape (3,)
-        Current ``alpha, gamma, kappa``.
-    nj : ndarray of shape (n_restaurants,)
-        Customers per restaurant; restaurant 0 is the start restaurant.
-    root_tables, override_tables : int
-        Total numbers of root (non-override) and override tables.
-    n_dishes : int
-        Number of dishes (hidden states) served by the root.
-    priors : sequence of three (shape, rate) pairs
-        Gamma priors of alpha, gamma and kappa.
-    resample : sequence of three bool
-        Which of alpha, gamma, kappa to update.
-    rng : numpy.random.Generator
-    """
-    out = np.empty(3)
-    _resample(float(conc[0]), float(conc[1]), float(conc[2]),
-              np.ascontiguousarray(nj, dtype=np.int64), int(root_tables),
-              int(override_tables), int(n_dishes), np.asarray(priors, dtype=np.float64),
-              np.asarray(resample, dtype=np.bool_), rng, out)
-    return out

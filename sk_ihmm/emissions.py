@@ -37,9 +37,9 @@ Every family exposes the same small interface, shared by all samplers:
       ``stats[k]``;
   ``param_loglik(fam, param, k, Y, t) -> float``
       log density of ``Y[t]`` under the explicit parameters ``param[k]``;
-  ``param_loglik_block(fam, param, n, Y, start, length, out)``
-      the same for the states ``1..n`` and a block of observations, in one
-      call.
+  ``shifted_param_loglik_block(fam, param, n, Y, start, length, out)``
+      the same for the states ``1..n`` and a block of observations, each
+      step shifted by its maximum, in one call.
 
   They take whole arrays and row indices rather than row views, and the
   per-observation ones are inlined into their callers: numba takes a
@@ -977,32 +977,49 @@ def param_loglik(fam, param, k, Y, t):
 
 
 @njit(cache=True)
-def _param_loglik_block_gauss(param, n, Y, start, length, out):
+def _gauss_shifted_block(param, n, Y, start, length, out):
+    # the parameters as contiguous scalars: the row loop then reads no
+    # strided column of param, and the row maximum is taken as the row is
+    # written (one pass)
+    mu = np.empty(n + 1)
+    c = np.empty(n + 1)
+    h = np.empty(n + 1)
+    for k in range(1, n + 1):
+        mu[k] = param[k, 0]
+        c[k] = param[k, 2]
+        h[k] = param[k, 3]
     for l in range(length):
+        y = Y[start + l, 0]
+        mx = out[l, 0]
         for k in range(1, n + 1):
-            out[l, k] = _gauss_param_loglik(param, k, Y, start + l)
+            d = y - mu[k]
+            v = c[k] - h[k] * d * d
+            out[l, k] = v
+            mx = v if v > mx else mx
+        for k in range(n + 1):
+            out[l, k] -= mx
 
 
 @njit(cache=True)
-def _param_loglik_block_cat(param, n, Y, start, length, out):
-    for l in range(length):
-        for k in range(1, n + 1):
-            out[l, k] = _cat_param_loglik(param, k, Y, start + l)
-
-
-@njit(cache=True)
-def param_loglik_block(fam, param, n, Y, start, length, out):
+def shifted_param_loglik_block(fam, param, n, Y, start, length, out):
     """``out[l, k] = param_loglik(fam, param, k, Y, start + l)`` for the
-    states ``k = 1..n`` and ``l < length``, in one call (the family is
-    dispatched once; the loops pay no reference counting)."""
+    states ``k = 1..n`` and ``l < length``, then every row ``out[l, :n + 1]``
+    minus its maximum; column 0 holds a term of the caller's (written before
+    the call) that takes part in the maximum and is shifted too. One call,
+    the family dispatched once, the loops free of reference counting: the
+    log emission terms of a forward pass, ready for ``exp``."""
     if fam == GAUSSIAN:
-        _param_loglik_block_gauss(param, n, Y, start, length, out)
-    elif fam == CATEGORICAL:
-        _param_loglik_block_cat(param, n, Y, start, length, out)
-    else:
-        for l in range(length):
-            for k in range(1, n + 1):
-                out[l, k] = _mvn_param_loglik(param, k, Y, start + l)
+        _gauss_shifted_block(param, n, Y, start, length, out)
+        return
+    for l in range(length):
+        mx = out[l, 0]
+        for k in range(1, n + 1):
+            v = (_cat_param_loglik(param, k, Y, start + l) if fam == CATEGORICAL
+                 else _mvn_param_loglik(param, k, Y, start + l))
+            out[l, k] = v
+            mx = v if v > mx else mx
+        for k in range(n + 1):
+            out[l, k] -= mx
 
 
 @njit(cache=True)

@@ -15,6 +15,7 @@ from sk_ihmm.emissions import (
     move_block,
     param_loglik,
     sample_param,
+    shifted_param_loglik_block,
     update,
 )
 
@@ -80,6 +81,32 @@ def test_sampled_parameters_match_posterior_predictive(family, Y, dim):
     target = np.exp(log_pred(fam, stats, 2, hyp, Y, T - 1))
     se = vals.std() / np.sqrt(vals.size)
     assert abs(vals.mean() - target) < 5 * se
+
+
+@pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_shifted_param_loglik_block(family, Y, dim):
+    """The block kernel of pgas's emission terms: param_loglik of states
+    1..n for steps start.., plus the caller's column 0, each row minus its
+    maximum; rows past the block and columns past n untouched."""
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    stats = np.zeros((1, family._n_stats(dim)))
+    for t in range(T):
+        update(fam, stats, 0, Y, t, 1.0)
+    rng = np.random.default_rng(3)
+    n = 3
+    param = np.zeros((n + 1, family._n_params(dim)))
+    for k in range(1, n + 1):
+        sample_param(fam, stats, 0, hyp, rng, param, k)
+    start, length = 2, T - 3
+    col0 = rng.normal(-3.0, 2.0, size=length)
+    out = np.full((length + 1, n + 2), 7.0)
+    out[:length, 0] = col0
+    shifted_param_loglik_block(fam, param, n, Y, start, length, out)
+    want = np.column_stack([col0] + [[param_loglik(fam, param, k, Y, start + l)
+                                      for l in range(length)] for k in range(1, n + 1)])
+    want -= want.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(out[:length, :n + 1], want, rtol=1e-12, atol=1e-12)
+    assert np.all(out[length] == 7.0) and np.all(out[:, n + 1] == 7.0)
 
 
 def test_gaussian_welford_is_stable_for_large_offsets():

@@ -15,7 +15,7 @@ from sampler_harness import check_exact, make_problem, tiny_data
 from sk_ihmm import _hcrp
 from sk_ihmm.emissions import update
 from sk_ihmm.samplers import get_sampler
-from sk_ihmm.samplers._rcd_blocked import _make_blocks
+from sk_ihmm.samplers._rcd_blocked import _make_blocks, _max_blocks, _plan_sweep
 
 SAMPLERS = ["rcd_blocked", "rcd_beam"]
 
@@ -78,7 +78,11 @@ def test_make_blocks_partition_sequences():
     for size in (1, 2, 3, 5, 40):
         for offset in range(size):
             offsets = np.full(starts.shape[0], offset, np.int64)
-            bstart, bend = _make_blocks(starts, ends, size, offsets)
+            n_max = _max_blocks(starts, ends, size)
+            bstart, bend = np.full(n_max + 1, -7), np.full(n_max + 1, -7)
+            n = _make_blocks(starts, ends, size, offsets, bstart, bend)
+            assert n <= n_max and bstart[n_max] == -7
+            bstart, bend = bstart[:n], bend[:n]
             assert np.all(bend - bstart >= 1) and np.all(bend - bstart <= size)
             covered = np.zeros(30, int)
             for b, e in zip(bstart, bend):
@@ -91,6 +95,31 @@ def test_make_blocks_partition_sequences():
                 if z - a > size:
                     cuts |= {c for c in range(a + offset, z, size) if c > a}
                 assert set(bstart[inside].tolist()) == cuts
+
+
+def test_plan_sweep_draws_uniform_offsets_and_orders():
+    """Offsets uniform on 0..size-1 per sequence; the order a uniform
+    permutation of the blocks (all 4! orders of a 4-block plan equally often)."""
+    starts, ends = np.array([0, 7], np.int64), np.array([7, 9], np.int64)
+    size, n_max = 3, _max_blocks(np.array([0, 7]), np.array([7, 9]), 3)
+    bufs = [np.empty(2, np.int64)] + [np.empty(n_max, np.int64) for _ in range(3)]
+    rng = np.random.default_rng(0)
+    offs, orders = [], {}
+    n_draws = 6000
+    for _ in range(n_draws):
+        n = _plan_sweep(starts, ends, size, rng, *bufs)
+        offsets, bstart, bend, order = bufs
+        assert sorted(order[:n]) == list(range(n))
+        assert n == 4   # three blocks of the first sequence whatever its offset, one of the second
+        offs.append(offsets[0])
+        orders[tuple(order[:n])] = orders.get(tuple(order[:n]), 0) + 1
+    counts = np.bincount(offs, minlength=size)
+    assert counts.size == size
+    expected = n_draws / size
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
+    expected = n_draws / 24
+    assert len(orders) == 24
+    assert all(abs(c - expected) < 5 * np.sqrt(expected) for c in orders.values())
 
 
 @pytest.mark.parametrize("sampler", SAMPLERS)

@@ -6,6 +6,7 @@ emission kernels and the hyperparameter updates of :mod:`sk_ihmm._hyper`.
 """
 
 import numpy as np
+from numba import njit
 
 from .. import _hcrp
 from .._hyper import resample_concentrations
@@ -86,13 +87,23 @@ def log_joint(state, problem):
                  + log_marginal_sum(problem.fam, state.stats, problem.hyp))
 
 
+@njit(cache=True)
+def _finish(s, stats, fam, hyp, priors, resample, rng):
+    """:func:`finish_sweep` in one kernel call: resample ``s.conc`` in place
+    when asked (:mod:`sk_ihmm._hyper`), return the new ``log_joint``."""
+    vec, scal, conc = s.vec, s.scal, s.conc
+    if resample[0] or resample[1] or resample[2]:
+        overrides = 0
+        for j in range(vec.shape[1]):
+            overrides += vec[_hcrp.O, j]
+        resample_concentrations(conc[0], conc[1], conc[2], vec[_hcrp.NJ], scal[_hcrp._M_TOT],
+                                overrides, scal[_hcrp._K], priors, resample, rng, conc)
+    return _hcrp.log_seating_prob(s) + log_marginal_sum(fam, stats, hyp)
+
+
 def finish_sweep(state, problem, rng):
     """Resample concentrations (when asked) and refresh ``log_joint``."""
-    if any(problem.resample):
-        s = state.seating
-        new = resample_concentrations(
-            s.conc, s.nj, int(s.scal[_hcrp._M_TOT]), int(s.o.sum()), int(s.scal[_hcrp._K]),
-            problem.priors, problem.resample, rng,
-        )
-        s.conc[:] = new
-    state.log_joint = log_joint(state, problem)
+    state.log_joint = float(_finish(
+        state.seating, state.stats, problem.fam, problem.hyp,
+        np.asarray(problem.priors, dtype=np.float64), np.asarray(problem.resample, dtype=np.bool_),
+        rng))

@@ -111,7 +111,7 @@ import numpy as np
 from numba import njit
 
 from .. import emissions as em
-from .._hyper import _resample
+from .._hyper import resample_concentrations
 from .._labels import compact_labels
 from .._nrt import hold
 
@@ -390,19 +390,6 @@ def _row_tail(pi, j, K0):
 _CHUNK = 4096
 
 
-@njit(cache=True)
-def _shift_rows(ef, l_prior, start, n):
-    """``ef[c, 0] = l_prior[start + c, 0]``, then subtract each row's maximum
-    (rows ``< n``)."""
-    for c in range(n):
-        ef[c, 0] = l_prior[start + c, 0]
-        mx = ef[c, 0]
-        for k in range(1, ef.shape[1]):
-            mx = max(mx, ef[c, k])
-        for k in range(ef.shape[1]):
-            ef[c, k] -= mx
-
-
 def _log_prior_pred(fam, zero_stats, hyp, Y):
     """``log L_t`` for every step: the prior predictive of a new state (label 0
     of the all-zero ``zero_stats``), shape ``(T, 1)``."""
@@ -422,8 +409,8 @@ def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior):
     change during a CSMC sweep, so the terms are computed ahead, a chunk at a
     time; the exponentials by numpy's vectorised ``exp``.
     """
-    em.param_loglik_block(fam, phi, K0, Y, start, n, ef)
-    _shift_rows(ef, l_prior, start, n)
+    ef[:n, 0] = l_prior[start:start + n, 0]
+    em.shifted_param_loglik_block(fam, phi, K0, Y, start, n, ef)
     np.exp(ef[:n], out=ef[:n])
 
 
@@ -857,8 +844,8 @@ def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc
     m, o = _sample_tables(n, beta_used, alpha, kappa, rng)
     new_conc = conc.copy()
     if resample[0] or resample[1] or resample[2]:
-        _resample(alpha, gamma, kappa, n.sum(axis=1), m.sum(), o.sum(), K, priors, resample,
-                  rng, new_conc)
+        resample_concentrations(alpha, gamma, kappa, n.sum(axis=1), m.sum(), o.sum(), K, priors,
+                                resample, rng, new_conc)
         alpha, gamma, kappa = new_conc[0], new_conc[1], new_conc[2]
     shapes = np.empty(K + 1)
     shapes[0] = gamma
@@ -920,33 +907,39 @@ def init(problem, x0, rng):
     return state
 
 
-def _working_copies(state, spare):
+@njit(cache=True)
+def _working_copies(pi, beta, phi, spare):
     """Copies of ``pi``, ``beta``, ``phi`` with room for ``spare`` more labels."""
-    K = state.n_states
-    C = K + 1 + spare
-    pi = np.zeros((C, C))
-    pi[:K + 1, :K + 1] = state.pi
-    beta = np.zeros(C)
-    beta[:K + 1] = state.beta
-    phi = np.zeros((C, state.phi.shape[1]))
-    phi[:K + 1] = state.phi
-    return pi, beta, phi
+    K1 = beta.shape[0]
+    C = K1 + spare
+    pi2 = np.zeros((C, C))
+    pi2[:K1, :K1] = pi
+    beta2 = np.zeros(C)
+    beta2[:K1] = beta
+    phi2 = np.zeros((C, phi.shape[1]))
+    phi2[:K1] = phi
+    return pi2, beta2, phi2
 
 
-def _explicit_set(state, problem, pi, beta, phi, zero_stats, rng):
-    """Realise the explicit set of the posterior proposal and move it to the front.
+@njit(cache=True)
+def _explicit_set(x, pi, beta, phi, spare, eps, alpha, gamma, kappa, zero_stats, hyp, fam,
+                  rng):
+    """Working copies of the parameters with the explicit set of the posterior
+    proposal realised and moved to the front.
 
     Unused states are realised from their conditional prior until the root
-    remainder is at most ``_EXPLICIT_MASS``; the states with a larger root
-    weight get labels ``1..K0`` (``state.x`` is relabelled accordingly).
-    Returns ``(pi, beta, phi, K, K0)`` (the arrays may have grown).
+    remainder is at most ``eps`` (:data:`_EXPLICIT_MASS`, an argument so
+    that tests can change it); the states with a larger root weight get
+    labels ``1..K0`` (``x`` is relabelled accordingly).
+    Returns ``(pi, beta, phi, K, K0)``, the arrays with room for ``spare``
+    more labels than the input (or more, if the realised states needed it).
     """
-    alpha, gamma, kappa = (float(v) for v in state.conc)
+    pi, beta, phi = _working_copies(pi, beta, phi, spare)
     pi, beta, phi, K = _realise_down_to(
-        pi, beta, phi, state.n_states, _EXPLICIT_MASS, alpha, gamma, kappa,
-        zero_stats, problem.hyp, problem.fam, rng,
+        pi, beta, phi, beta.shape[0] - 1 - spare, eps, alpha, gamma, kappa, zero_stats, hyp,
+        fam, rng,
     )
-    K0 = _explicit_first(state.x, pi, beta, phi, K, _EXPLICIT_MASS)
+    K0 = _explicit_first(x, pi, beta, phi, K, eps)
     return pi, beta, phi, K, K0
 
 
@@ -1008,13 +1001,16 @@ def step(state, problem, rng):
     n_particles, posterior = _options(problem)
     zero_stats, l_prior = _constants(state, problem, posterior)
     starts, ends = problem.starts, problem.ends
-    pi, beta, phi = _working_copies(state, state.n_states + 1 + n_particles)
-    if posterior:
-        pi, beta, phi, K, K0 = _explicit_set(state, problem, pi, beta, phi, zero_stats, rng)
-    else:
-        K = K0 = state.n_states
+    spare = state.n_states + 1 + n_particles
     alpha, gamma, kappa = (float(v) for v in state.conc)
     x = state.x
+    if posterior:
+        pi, beta, phi, K, K0 = _explicit_set(x, state.pi, state.beta, state.phi, spare,
+                                             _EXPLICIT_MASS, alpha, gamma, kappa, zero_stats,
+                                             problem.hyp, problem.fam, rng)
+    else:
+        pi, beta, phi = _working_copies(state.pi, state.beta, state.phi, spare)
+        K = K0 = state.n_states
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
         n_particles, posterior, alpha, gamma, kappa, problem.hyp, zero_stats,

@@ -116,23 +116,14 @@ DEFAULT_BLOCK_SIZE = 32
 
 
 @njit(cache=True)
-def _make_blocks(starts, ends, block_size, offsets):
+def _make_blocks(starts, ends, block_size, offsets, bstart, bend):
     """Cut each sequence ``[starts[i], ends[i])`` into blocks.
 
     A sequence of at most ``block_size`` steps is one block; a longer one is
     cut at ``starts[i] + offsets[i] + k * block_size`` (``k >= 0``), skipping
-    an empty first block. Returns the arrays ``(block_start, block_end)``.
+    an empty first block. Writes the blocks into ``bstart``, ``bend`` (room
+    for :func:`_max_blocks`) and returns their number.
     """
-    n_blocks = 0
-    for i in range(starts.shape[0]):
-        n = ends[i] - starts[i]
-        if n <= block_size:
-            n_blocks += 1
-        else:
-            o = offsets[i]
-            n_blocks += (1 if o > 0 else 0) + (n - o + block_size - 1) // block_size
-    bstart = np.empty(n_blocks, np.int64)
-    bend = np.empty(n_blocks, np.int64)
     c = 0
     for i in range(starts.shape[0]):
         a, z = starts[i], ends[i]
@@ -149,7 +140,28 @@ def _make_blocks(starts, ends, block_size, offsets):
             c += 1
             b = e
             e += block_size
-    return bstart, bend
+    return c
+
+
+def _max_blocks(starts, ends, block_size):
+    """Most blocks :func:`_make_blocks` can cut, whatever the offsets."""
+    return int(np.sum(1 + -(-(ends - starts) // block_size)))
+
+
+@njit(cache=True)
+def _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order):
+    """The blocks of a sweep at random offsets, in random order: fills
+    ``offsets``, ``bstart``, ``bend`` and ``order`` (a uniform permutation of
+    the blocks, Fisher-Yates); returns the number of blocks."""
+    for i in range(starts.shape[0]):
+        offsets[i] = rng.integers(0, block_size)
+    n = _make_blocks(starts, ends, block_size, offsets, bstart, bend)
+    for i in range(n):
+        order[i] = i
+    for i in range(n - 1, 0, -1):
+        j = rng.integers(0, i + 1)
+        order[i], order[j] = order[j], order[i]
+    return n
 
 
 # The auxiliary CRP Q of Makino Algorithm 8: tables qlab[:nq] (labels) with
@@ -247,15 +259,21 @@ def _carve(fbuf, ibuf, l_max, C, width):
 
 
 @nrt_free
-def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, start,
+def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                    use_beam, fam, hyp, rng, fbuf, ibuf, l_max, width):
-    """One RCD move per block ``order[start:]``; stop early when capacity runs low.
+    """One RCD move per block ``order[start:n_blocks]``; stop early when
+    capacity runs low.
 
-    Returns ``(stop, n_accepted, n_visited, width)``: ``stop == len(order)``
-    when done, else the position in ``order`` to resume from after growing
-    the state or, when the returned ``width`` exceeds the one given, the
-    scratch (the candidate HMM of the next block needs more columns);
-    ``n_visited`` sums the (step, state) pairs the beam kept.
+    ``plan`` is ``(starts, ends, block_size, offsets, bstart, bend, order)``:
+    the sequence bounds, the block size and the buffers of
+    :func:`_plan_sweep`, which draws the sweep's blocks first when
+    ``n_blocks < 0``.
+
+    Returns ``(stop, n_accepted, n_visited, width, n_blocks)``: ``stop ==
+    n_blocks`` when done, else the position in ``order`` to resume from
+    after growing the state or, when the returned ``width`` exceeds the one
+    given, the scratch (the candidate HMM of the next block needs more
+    columns); ``n_visited`` sums the (step, state) pairs the beam kept.
 
     Compiled with numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`),
     so it allocates nothing: ``fbuf``, ``ibuf`` come from :func:`_scratch`.
@@ -265,18 +283,21 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     (init_buf, final_buf, trans_buf, emit_buf, work, x_old, x_new, p_old, p_new,
      qlab, qcnt, iwork, cand, index, iwork_beam) = _carve(fbuf, ibuf, l_max, C, width)
+    starts, ends, block_size, offsets, bstart, bend, order = plan
+    if n_blocks < 0:
+        n_blocks = _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order)
     for k in range(C):
         index[k] = -1                  # label -> candidate column, -1 = 'new'
     n_acc = 0
     n_vis = 0
-    for i in range(start, order.shape[0]):
+    for i in range(start, n_blocks):
         b = bstart[order[i]]
         e = bend[order[i]]
         L = e - b
         need = L + 2
         if (scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need
                 or n_free_labels(vec) < need):
-            return i, n_acc, n_vis, width
+            return i, n_acc, n_vis, width, n_blocks
         # removing the block only closes root tables: the candidates are at
         # most the labels served now, plus 'new'
         n_served = 0
@@ -284,7 +305,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
             if vec[MK, k] > 0:
                 n_served += 1
         if n_served + 1 > width:
-            return i, n_acc, n_vis, n_served + 1
+            return i, n_acc, n_vis, n_served + 1, n_blocks
         prev = 0 if seq_first[b] else x[b - 1]
         nxt = -1 if seq_last[e - 1] else x[e]
         xo = x_old[:L]
@@ -394,7 +415,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, bstart, bend, order, sta
         else:
             undo(mat, vec, tab, log, scal, conc)
             move_emissions(vec, stats, Y, b, xn, xo, fam)
-    return order.shape[0], n_acc, n_vis, width
+    return n_blocks, n_acc, n_vis, width, n_blocks
 
 
 def init(problem, x0, rng):
@@ -413,9 +434,9 @@ def _block_size(problem):
 def _sweep(state, problem, rng, use_beam):
     """One sweep of block moves followed by the hyperparameter updates.
 
-    The candidate width and the kernel's scratch are kept in
-    ``state.scratch`` between sweeps, so a settled chain makes one
-    kernel call per sweep.
+    The candidate width, the kernel's scratch and the buffers of the block
+    plan are kept in ``state.scratch`` between sweeps, so a settled chain
+    makes one kernel call per sweep (which also draws the plan).
     """
     size = _block_size(problem)
     keep = state.scratch
@@ -423,13 +444,16 @@ def _sweep(state, problem, rng, use_beam):
         keep["width"] = 8
         keep["buffers"] = (None, None, None)
     starts, ends = problem.starts, problem.ends
-    offsets = rng.integers(0, size, size=starts.shape[0]).astype(np.int64)
-    bstart, bend = _make_blocks(starts, ends, size, offsets)
-    order = rng.permutation(bstart.shape[0]).astype(np.int64)
+    plan = keep.get("plan")
+    if plan is None or plan[0] is not starts or plan[1] is not ends or plan[2] != size:
+        n_max = _max_blocks(starts, ends, size)
+        plan = keep["plan"] = (starts, ends, size, np.empty(starts.shape[0], np.int64),
+                               np.empty(n_max, np.int64), np.empty(n_max, np.int64),
+                               np.empty(n_max, np.int64))
     l_max = min(size, int((ends - starts).max()))
     need = l_max + 2
-    pos, n_acc, n_vis = 0, 0, 0
-    while pos < order.shape[0]:
+    pos, n_blocks, n_acc, n_vis = 0, -1, 0, 0
+    while n_blocks < 0 or pos < n_blocks:
         state.ensure_capacity(labels=need, tables=3 * need, log=3 * need)
         C = state.seating.mat.shape[1]
         width = keep["width"] = min(C, keep["width"])
@@ -437,9 +461,9 @@ def _sweep(state, problem, rng, use_beam):
         if shape != (l_max, C, width):
             fbuf, ibuf = _scratch(l_max, C, width)
             keep["buffers"] = ((l_max, C, width), fbuf, ibuf)
-        pos, acc, vis, wanted = _blocked_sweep(
+        pos, acc, vis, wanted, n_blocks = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, bstart, bend, order, pos, use_beam, problem.fam, problem.hyp, rng,
+            problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, problem.hyp, rng,
             fbuf, ibuf, l_max, width,
         )
         n_acc += acc
@@ -447,7 +471,7 @@ def _sweep(state, problem, rng, use_beam):
         if wanted > width:
             keep["width"] = max(wanted, 2 * width)
     finish_sweep(state, problem, rng)
-    info = {"accept_rate": n_acc / order.shape[0]}
+    info = {"accept_rate": n_acc / n_blocks}
     if use_beam:
         info["states_visited"] = n_vis / state.x.shape[0]
     return info
