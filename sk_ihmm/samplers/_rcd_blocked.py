@@ -154,14 +154,22 @@ def _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order):
     ``offsets``, ``bstart``, ``bend`` and ``order`` (a uniform permutation of
     the blocks, Fisher-Yates); returns the number of blocks."""
     for i in range(starts.shape[0]):
-        offsets[i] = rng.integers(0, block_size)
+        offsets[i] = _uniform_int(block_size, rng)
     n = _make_blocks(starts, ends, block_size, offsets, bstart, bend)
     for i in range(n):
         order[i] = i
     for i in range(n - 1, 0, -1):
-        j = rng.integers(0, i + 1)
+        j = _uniform_int(i + 1, rng)
         order[i], order[j] = order[j], order[i]
     return n
+
+
+@njit(cache=True, inline="always")
+def _uniform_int(n, rng):
+    """Uniform integer in ``0..n-1`` from one uniform double (numba's
+    ``Generator.integers`` allocates, which a kernel compiled without
+    reference counting may not)."""
+    return min(int(rng.random() * n), n - 1)
 
 
 # The auxiliary CRP Q of Makino Algorithm 8: tables qlab[:nq] (labels) with
