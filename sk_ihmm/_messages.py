@@ -14,11 +14,13 @@ given as LOG weights: ``log_init`` ``(K,)`` = log a, ``log_trans`` ``(K, K)``
 normalised; ``-inf`` marks a forbidden choice.
 
 The sampling kernels also come in a ``_linear`` form (``ffbs_linear``,
-``beam_sample_linear``, ``path_log_weight_linear``) taking ``a``, ``A`` and
-``f`` as non-negative linear weights (emissions stay in log space).  The log
-forms shift their weights and call them; the blocked RCD samplers, whose
-weights are seating predictives, call them directly and so never take a log
-of a transition weight only to exponentiate it again.
+``beam_sample_linear``, ``path_log_weight_linear``) taking every weight --
+``a``, ``A``, ``e_t`` and ``f`` -- as non-negative linear weights.  The log
+forms shift their weights and call the same code; the blocked RCD samplers,
+whose transition weights are seating predictives, call the linear forms
+directly and so never take a log of a transition weight only to exponentiate
+it again, and turn their emission weights into linear ones with
+:func:`linear_weights`, a vectorised ``exp``.
 
 Numerics.  The forward recursion is *scaled*: it runs in linear space with
 ``alpha_t`` renormalised to sum 1 at each step and the log normalisers
@@ -95,6 +97,7 @@ from numba import njit
 __all__ = [
     "ffbs",
     "ffbs_linear",
+    "linear_weights",
     "path_log_weight",
     "path_log_weight_linear",
     "beam_sample",
@@ -168,9 +171,12 @@ def _predict(prev, A, pred):
 
 
 @njit(cache=True)
-def _forward(pred, A, log_emit, alpha, store):
+def _forward(pred, A, emit, alpha, store, linear):
     """Scaled forward pass (fused loop) on linear weights.
 
+    ``emit`` ``(L, K)`` are the emission weights: linear if ``linear``, else
+    logs (each row then shifted by its maximum over the reachable states and
+    exponentiated here).
     ``pred`` ``(K,)`` holds the non-negative initial weights on entry and is
     used as scratch.  ``alpha`` is ``(L, K)`` if ``store`` (filtered rows
     kept) else ``(2, K)`` (rolling rows; the last filtered row ends in
@@ -183,7 +189,7 @@ def _forward(pred, A, log_emit, alpha, store):
     multiplied in linear space (a log is taken only when the running product
     leaves [1e-200, 1e200]).
     """
-    L, K = log_emit.shape
+    L, K = emit.shape
     msum, mcomp = 0.0, 0.0
     prod = 1.0
     logs = 0.0
@@ -199,25 +205,31 @@ def _forward(pred, A, log_emit, alpha, store):
                 if a != 0.0:
                     for j in range(K):
                         pred[j] += a * A[i, j]
-        m = _NEG_INF
-        for j in range(K):
-            e = log_emit[t, j]
-            if pred[j] > 0.0 and e > m:
-                m = e
-        if m == _NEG_INF:
-            return _NEG_INF
         sm = 0.0
-        for j in range(K):
-            pj = pred[j]
-            v = pj * math.exp(log_emit[t, j] - m) if pj > 0.0 else 0.0
-            alpha[r, j] = v
-            sm += v
+        if linear:
+            for j in range(K):
+                v = pred[j] * emit[t, j]
+                alpha[r, j] = v
+                sm += v
+        else:
+            m = _NEG_INF
+            for j in range(K):
+                e = emit[t, j]
+                if pred[j] > 0.0 and e > m:
+                    m = e
+            if m == _NEG_INF:
+                return _NEG_INF
+            for j in range(K):
+                pj = pred[j]
+                v = pj * math.exp(emit[t, j] - m) if pj > 0.0 else 0.0
+                alpha[r, j] = v
+                sm += v
+            msum, mcomp = _sum_add(msum, mcomp, m)
         if not sm > 0.0:
             return _NEG_INF
         inv = 1.0 / sm
         for j in range(K):
             alpha[r, j] *= inv
-        msum, mcomp = _sum_add(msum, mcomp, m)
         if sm < 1e-100 or sm > 1e100:
             logs += math.log(sm)
         else:
@@ -239,7 +251,7 @@ def _forward_log(log_init, log_trans, log_emit, alpha, store):
     A, ashift = _linear_trans(log_trans)
     pred = np.empty(K)
     m0 = _linear_vec(log_init, pred)
-    logz = _forward(pred, A, log_emit, alpha, store)
+    logz = _forward(pred, A, log_emit, alpha, store, False)
     if logz == _NEG_INF:
         return _NEG_INF, A
     s, c = _sum_add(logz, 0.0, m0)
@@ -270,37 +282,10 @@ def _sample_index(w, K, rng):
 # FFBS
 # --------------------------------------------------------------------------
 @njit(cache=True)
-def ffbs_linear(init, A, log_emit, final, rng, out, work):
-    """Forward-filtering backward-sampling of one path, linear weights.
-
-    The core of :func:`ffbs` for callers that already hold their initial,
-    transition and final weights as (unnormalised, non-negative)
-    probabilities -- the blocked RCD samplers build them from seating
-    predictives -- so that no log is taken and re-exponentiated.
-
-    Parameters
-    ----------
-    init : (K,) float array
-        Weight of the first state.
-    A : (K, K) float array
-        Weight of the transition i -> j.
-    log_emit : (L, K) float array
-        Log emission weight of each state at each step.
-    final : (K,) float array
-        Weight attached to the last state (ones if none).
-    rng : numpy.random.Generator
-    out : (L,) int64 array
-        Receives the sampled path (``-1`` everywhere if every path has zero
-        weight).
-    work : 1-D float array of size >= (L + 2) * K
-        Scratch space (filtered rows and two K-vectors).
-
-    Returns
-    -------
-    log_z : float
-        Log of the total weight summed over all ``K**L`` paths.
-    """
-    L, K = log_emit.shape
+def _ffbs(init, A, emit, final, rng, out, work, linear):
+    """The forward filter / backward sampler of :func:`ffbs_linear` (linear
+    ``emit``) and :func:`ffbs` (log ``emit``, ``linear`` false)."""
+    L, K = emit.shape
     if L == 0:
         return 0.0
     alpha = work[:L * K].reshape((L, K))
@@ -308,7 +293,7 @@ def ffbs_linear(init, A, log_emit, final, rng, out, work):
     pred = work[(L + 1) * K:(L + 2) * K]
     for j in range(K):
         pred[j] = init[j]
-    logz = _forward(pred, A, log_emit, alpha, True)
+    logz = _forward(pred, A, emit, alpha, True, linear)
     if logz != _NEG_INF:
         s = 0.0
         for j in range(K):
@@ -331,6 +316,94 @@ def ffbs_linear(init, A, log_emit, final, rng, out, work):
         x = _sample_index(w, K, rng)
         out[t] = x
     return logz
+
+
+@njit(cache=True)
+def ffbs_linear(init, A, emit, final, rng, out, work):
+    """Forward-filtering backward-sampling of one path, linear weights.
+
+    :func:`ffbs` for callers that hold every weight as an (unnormalised,
+    non-negative) linear weight -- the blocked RCD samplers build their
+    transition weights from seating predictives and their emission weights
+    with :func:`linear_weights` -- so that no log is taken and
+    re-exponentiated.
+
+    Parameters
+    ----------
+    init : (K,) float array
+        Weight of the first state.
+    A : (K, K) float array
+        Weight of the transition i -> j.
+    emit : (L, K) float array
+        Emission weight of each state at each step (a row may have any
+        positive scale).
+    final : (K,) float array
+        Weight attached to the last state (ones if none).
+    rng : numpy.random.Generator
+    out : (L,) int64 array
+        Receives the sampled path (``-1`` everywhere if every path has zero
+        weight).
+    work : 1-D float array of size >= (L + 2) * K
+        Scratch space (filtered rows and two K-vectors).
+
+    Returns
+    -------
+    log_z : float
+        Log of the total weight summed over all ``K**L`` paths.
+    """
+    return _ffbs(init, A, emit, final, rng, out, work, True)
+
+
+#: ``exp`` argument below which :func:`linear_weights` clamps (e^-300 is
+#: about 5e-131: products of a block's weights stay far from underflow).
+LINEAR_WEIGHT_FLOOR = -300.0
+_ROUND = 6755399441055744.0          # 1.5 * 2**52: adding it rounds to an integer
+_ROUND_BITS = 0x4338000000000000     # its bit pattern
+
+
+@njit(cache=True)
+def linear_weights(log_w, out, bits):
+    """``out[t, j] = exp(max(log_w[t, j] - max_j log_w[t, j], -300))``: each
+    row of log weights shifted by its maximum and exponentiated, clamped at
+    :data:`LINEAR_WEIGHT_FLOOR`.
+
+    For proposal weights (the blocked RCD samplers): the exponential is a
+    branch-free polynomial that the compiler vectorises (about 1 ns a value
+    here, against about 5 for a scalar ``math.exp``; numba has no vector
+    math library), relative error below 1e-12. Such weights are exact for a
+    Metropolis-Hastings proposal as long as both directions use the same
+    values. ``out`` and ``bits`` are C-contiguous float arrays of the shape
+    of ``log_w`` (``bits`` is scratch).
+
+    ``exp(x) = 2^n exp(r)``, ``n = round(x / ln 2)``, ``|r| <= ln 2 / 2``:
+    ``n`` by adding and subtracting ``1.5 * 2^52`` (whose last bits then hold
+    it), ``r`` with ``ln 2`` in two parts, ``exp(r)`` by its Taylor polynomial
+    of degree 11 (Horner), ``2^n`` by adding ``n`` to the exponent field.
+    """
+    L, K = log_w.shape
+    o = out.reshape(L * K)
+    tb = bits.reshape(L * K)
+    for t in range(L):
+        m = log_w[t, 0]
+        for j in range(1, K):
+            v = log_w[t, j]
+            m = v if v > m else m
+        for j in range(K):
+            v = log_w[t, j] - m
+            o[t * K + j] = v if v > LINEAR_WEIGHT_FLOOR else LINEAR_WEIGHT_FLOOR
+    for i in range(L * K):
+        v = o[i]
+        r = v * 1.4426950408889634 + _ROUND
+        tb[i] = r
+        n = r - _ROUND
+        r = (v - n * 0.693145751953125) - n * 1.4286068203094173e-06
+        o[i] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
+            1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0 + r * (1.0 / 40320.0 + r * (
+                1.0 / 362880.0 + r * (1.0 / 3628800.0 + r * (1.0 / 39916800.0)))))))))))
+    ob = o.view(np.int64)
+    nb = tb.view(np.int64)
+    for i in range(L * K):
+        ob[i] += (nb[i] - _ROUND_BITS) << 52
 
 
 @njit(cache=True)
@@ -361,7 +434,9 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
 
     Notes
     -----
-    Shifts the weights to linear scale and calls :func:`ffbs_linear`.
+    Shifts the weights to linear scale (the emissions row by row, with
+    ``math.exp``, inside the forward pass) and runs the code of
+    :func:`ffbs_linear`.
     """
     L, K = log_emit.shape
     if L == 0:
@@ -371,7 +446,7 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     final = np.empty(K)
     m0 = _linear_vec(log_init, init)
     mf = _linear_vec(log_final, final)
-    logz = ffbs_linear(init, A, log_emit, final, rng, out, np.empty((L + 2) * K))
+    logz = _ffbs(init, A, log_emit, final, rng, out, np.empty((L + 2) * K), False)
     if logz == _NEG_INF:
         return _NEG_INF
     s, c = _sum_add(logz, 0.0, m0)
@@ -409,27 +484,31 @@ def path_log_weight(log_init, log_trans, log_emit, log_final, path):
 
 
 @njit(cache=True)
-def path_log_weight_linear(init, A, log_emit, final, path):
+def path_log_weight_linear(init, A, emit, final, path):
     """:func:`path_log_weight` for the linear weights of :func:`ffbs_linear`.
 
-    The weights are multiplied in linear space (a log is taken only when the
-    running product falls below 1e-250), so a path costs one log rather than
-    one per step.
+    The weights are multiplied in linear space, a step's transition and
+    emission weight first (a log is taken of that factor if it is below
+    1e-100, and of the running product when it falls below 1e-200), so a
+    path costs a log or two rather than one per step.
     """
-    L, K = log_emit.shape
+    L, K = emit.shape
     if L == 0:
         return 0.0
     _check_path(path, L, K)
     x = path[0]
     prod = init[x]
-    s = log_emit[0, x]
-    for t in range(1, L):
+    s = 0.0
+    for t in range(L):
         y = path[t]
-        prod *= A[x, y]
-        s += log_emit[t, y]
-        if prod < 1e-250:
-            s += math.log(prod)
-            prod = 1.0
+        f = emit[t, y] if t == 0 else A[x, y] * emit[t, y]
+        if f < 1e-100:
+            s += math.log(f)
+        else:
+            prod *= f
+            if prod < 1e-200:
+                s += math.log(prod)
+                prod = 1.0
         x = y
     return s + math.log(prod * final[x])
 
@@ -438,7 +517,7 @@ def path_log_weight_linear(init, A, log_emit, final, path):
 # beam sampling
 # --------------------------------------------------------------------------
 @njit(cache=True)
-def beam_sample_linear(init, A, log_emit, final, path_old, rng, out, fwork, iwork):
+def beam_sample_linear(init, A, emit, final, path_old, rng, out, fwork, iwork):
     """One beam-sampling move on linear weights (the core of :func:`beam_sample`).
 
     Parameters are those of :func:`ffbs_linear`, plus the current path
@@ -454,7 +533,14 @@ def beam_sample_linear(init, A, log_emit, final, path_old, rng, out, fwork, iwor
     n_visited : int
         Number of (t, state) pairs with non-zero forward mass.
     """
-    L, K = log_emit.shape
+    return _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, True)
+
+
+@njit(cache=True)
+def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
+    """The move of :func:`beam_sample_linear` (linear ``emit``) and
+    :func:`beam_sample` (log ``emit``, ``linear`` false)."""
+    L, K = emit.shape
     if L == 0:
         return 0
     cap = L * K
@@ -514,19 +600,22 @@ def beam_sample_linear(init, A, log_emit, final, path_old, rng, out, fwork, iwor
                             pred[j] = a
                         else:
                             pred[j] += a
-        # absorb the emission, shifted by its max over the reachable states
-        m = _NEG_INF
-        for q in range(nt):
-            e = log_emit[t, touched[q]]
-            if e > m:
-                m = e
-        if m == _NEG_INF:
-            raise ValueError("beam_sample: no path has positive weight")
+        # absorb the emission (log weights: shifted by their max over the
+        # reachable states)
+        m = 0.0
+        if not linear:
+            m = _NEG_INF
+            for q in range(nt):
+                e = emit[t, touched[q]]
+                if e > m:
+                    m = e
+            if m == _NEG_INF:
+                raise ValueError("beam_sample: no path has positive weight")
         s = 0.0
         start = nnz
         for q in range(nt):
             j = touched[q]
-            w = pred[j] * math.exp(log_emit[t, j] - m)
+            w = pred[j] * emit[t, j] if linear else pred[j] * math.exp(emit[t, j] - m)
             if w > 0.0:
                 idx[nnz] = j
                 val[nnz] = w
@@ -577,7 +666,8 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     Parameters are as in ``ffbs``; ``path_old`` ``(L,)`` is the current path
     (must have positive weight), the new one is written into ``out`` (which
     may be the same array).  The weights are shifted to linear scale (the
-    construction is invariant to constant rescaling) and handed to
+    construction is invariant to constant rescaling; emission rows by their
+    maximum over the reachable states) and handed to
     :func:`beam_sample_linear` with work arrays for the worst case of
     ``L K`` active (step, state) pairs.
 
@@ -592,9 +682,8 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     final = np.empty(K)
     _linear_vec(log_init, init)
     _linear_vec(log_final, final)
-    return beam_sample_linear(init, A, log_emit, final, path_old, rng, out,
-                              np.empty(L + 2 * K + L * K),
-                              np.empty(L + 1 + 2 * K + L * K, np.int64))
+    return _beam(init, A, log_emit, final, path_old, rng, out, np.empty(L + 2 * K + L * K),
+                 np.empty(L + 1 + 2 * K + L * K, np.int64), False)
 
 
 # --------------------------------------------------------------------------

@@ -14,11 +14,16 @@ from numba import njit
 from scipy.special import logsumexp
 
 from sk_ihmm._messages import (
+    LINEAR_WEIGHT_FLOOR,
     beam_sample,
+    beam_sample_linear,
     ffbs,
+    ffbs_linear,
     forward_backward,
     forward_loglik,
+    linear_weights,
     path_log_weight,
+    path_log_weight_linear,
     viterbi,
 )
 
@@ -223,6 +228,56 @@ def test_ffbs_sample_distribution(seed):
     assert path_log_weight(li, lt, le, lf, out) - logz == pytest.approx(np.log(p[k]))
     assert np.all(counts[p == 0] == 0)
     assert tv(counts, p) < iid_tv_threshold(p, n)
+
+
+def test_linear_weights_is_a_shifted_clamped_exp():
+    """The vectorised exp of the proposal weights: each row shifted by its
+    maximum, clamped at LINEAR_WEIGHT_FLOOR, relative error below 1e-12
+    (also for huge spreads, ties and rows of one value)."""
+    r = np.random.default_rng(0)
+    le = np.concatenate([r.normal(scale=50.0, size=(40, 7)), r.uniform(-400, 300, size=(40, 7)),
+                         np.full((2, 7), -3.25), r.normal(size=(5, 7)) * 1e-9])
+    out, bits = np.empty_like(le), np.empty_like(le)
+    linear_weights(le, out, bits)
+    want = np.exp(np.maximum(le - le.max(axis=1, keepdims=True), LINEAR_WEIGHT_FLOOR))
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=0)
+    assert np.all(out.max(axis=1) == 1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_linear_forms_match_log_forms(seed):
+    """ffbs_linear / path_log_weight_linear / beam_sample_linear on linear
+    weights: log Z and every path weight as the log forms, less the row
+    shifts of the emissions; the sampled distributions exact."""
+    K, L = 3, 4
+    li, lt, le, lf = make_problem(seed, K=K, L=L, forbid=True)
+    P, w = enumerate_paths(li, lt, le, lf)
+    shift = le.max(axis=1, keepdims=True)
+    init, A, E, fin = np.exp(li), np.exp(lt), np.exp(le - shift), np.exp(lf)
+    pw = np.array([path_log_weight_linear(init, A, E, fin, path) for path in P])
+    np.testing.assert_allclose(pw + shift.sum(), w, rtol=1e-12, atol=1e-12)
+    p = np.exp(w - logsumexp(w))
+    g = np.random.default_rng(300 + seed)
+    out = np.empty(L, dtype=np.int64)
+    work = np.empty((L + 2) * K)
+    n = 40000
+    counts = np.zeros(len(p))
+    for _ in range(n):
+        logz = ffbs_linear(init, A, E, fin, g, out, work)
+        counts[code(out, K)] += 1
+    assert logz + shift.sum() == pytest.approx(logsumexp(w), rel=1e-12)
+    assert np.all(counts[p == 0] == 0)
+    assert tv(counts, p) < iid_tv_threshold(p, n)
+    # beam: a chain of moves, thresholds as in test_beam_sample_invariant_distribution
+    fwork, iwork = np.empty(L + 2 * K + L * K), np.empty(L + 1 + 2 * K + L * K, np.int64)
+    x = P[np.flatnonzero(p > 0)[np.argmin(p[p > 0])]].copy()
+    codes = np.empty(n, dtype=np.int64)
+    for it in range(n):
+        beam_sample_linear(init, A, E, fin, x, g, x, fwork, iwork)
+        codes[it] = code(x, K)
+    counts = np.bincount(codes, minlength=len(p)).astype(float)
+    assert np.all(counts[p == 0] == 0)
+    assert tv(counts, p) < iid_tv_threshold(p, n) * math.sqrt(10.0)
 
 
 def _run_beam_chain(li, lt, le, lf, start, n_iter, seed):

@@ -89,7 +89,11 @@ seating runs short of free labels, table slots or undo-log rows, or its
 scratch (from the Python driver) of candidate columns; the driver then grows
 the state (doubling) or the scratch and resumes, so a sweep is a few kernel
 calls. The candidate HMM is built and sampled in linear space
-(:func:`sk_ihmm._messages.ffbs_linear`), its weights being probabilities.
+(:func:`sk_ihmm._messages.ffbs_linear`), its transition weights being
+probabilities and its emission weights exponentiated per block by the
+vectorised :func:`sk_ihmm._messages.linear_weights` (exact for the same
+reason as any consistent weights: the forward pass and both path weights
+read the same values).
 """
 
 import math
@@ -99,9 +103,9 @@ from numba import njit
 
 from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
                      pred_prob, undo)
-from .._messages import beam_sample_linear, ffbs_linear, path_log_weight_linear
+from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_log_weight_linear
 from .._nrt import nrt_free
-from ..emissions import log_proposal_block, move_block
+from ..emissions import log_proposal_block, update
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
@@ -226,7 +230,8 @@ def _scratch_sizes(l_max, C, width):
     """Lengths of the float and the int64 pieces of the blocked kernel's
     scratch, in the order :func:`_carve` takes them (blocks of at most
     ``l_max`` steps, label capacity ``C``, at most ``width`` candidates)."""
-    floats = (C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width)
+    floats = (C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width,
+              l_max * width, l_max * width)
     ints = (l_max, l_max, l_max, l_max, l_max + 1, l_max + 1, l_max, C, C,
             l_max + 1 + (l_max + 2) * width)
     return floats, ints
@@ -252,6 +257,8 @@ def _carve(fbuf, ibuf, l_max, C, width):
     trans_buf, o = _take(fbuf, o, f[2])
     emit_buf, o = _take(fbuf, o, f[3])
     work, o = _take(fbuf, o, f[4])
+    lin_buf, o = _take(fbuf, o, f[5])
+    bits_buf, o = _take(fbuf, o, f[6])
     x_old, o = _take(ibuf, 0, i[0])
     x_new, o = _take(ibuf, o, i[1])
     p_old, o = _take(ibuf, o, i[2])
@@ -262,8 +269,8 @@ def _carve(fbuf, ibuf, l_max, C, width):
     cand, o = _take(ibuf, o, i[7])
     index, o = _take(ibuf, o, i[8])
     iwork_beam, o = _take(ibuf, o, i[9])
-    return (init_buf, final_buf, trans_buf, emit_buf, work, x_old, x_new, p_old, p_new,
-            qlab, qcnt, iwork, cand, index, iwork_beam)
+    return (init_buf, final_buf, trans_buf, emit_buf, lin_buf, bits_buf, work, x_old, x_new,
+            p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam)
 
 
 @nrt_free
@@ -289,8 +296,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     mat, vec, tab, log, scal, conc = s
     C = mat.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    (init_buf, final_buf, trans_buf, emit_buf, work, x_old, x_new, p_old, p_new,
-     qlab, qcnt, iwork, cand, index, iwork_beam) = _carve(fbuf, ibuf, l_max, C, width)
+    (init_buf, final_buf, trans_buf, emit_buf, lin_buf, bits_buf, work, x_old, x_new, p_old,
+     p_new, qlab, qcnt, iwork, cand, index, iwork_beam) = _carve(fbuf, ibuf, l_max, C, width)
     starts, ends, block_size, offsets, bstart, bend, order = plan
     if n_blocks < 0:
         n_blocks = _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order)
@@ -342,6 +349,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         final = final_buf[:K1]
         trans = trans_buf[:K1 * K1].reshape((K1, K1))
         log_emit = emit_buf[:L * K1].reshape((L, K1))
+        emit = lin_buf[:L * K1].reshape((L, K1))
         for c in range(K1):
             k = cand[c]
             init[c] = pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
@@ -354,6 +362,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                 mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
         log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit)
+        linear_weights(log_emit, emit, bits_buf[:L * K1].reshape((L, K1)))
         for l in range(L):
             c = index[xo[l]]
             po[l] = c if c >= 0 else K
@@ -362,10 +371,10 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
 
         # ---- 3. proposal path, then labels for 'new' through Q* ----
         if use_beam:
-            n_vis += beam_sample_linear(init, trans, log_emit, final, po, rng, pn,
+            n_vis += beam_sample_linear(init, trans, emit, final, po, rng, pn,
                                         work, iwork_beam)
         else:
-            ffbs_linear(init, trans, log_emit, final, rng, pn, work)
+            ffbs_linear(init, trans, emit, final, rng, pn, work)
         # Q* (and Q_old) start with x[e] when no root table serves it in s0
         seed = nxt if nxt > 0 and vec[MK, nxt] == 0 else 0
         nq, qn = _crp_start(qlab, qcnt, seed)
@@ -395,13 +404,13 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             # the proposal is the current block: keep the old seating (see
             # "A proposal equal to the current block" in the module docstring)
             undo(mat, vec, tab, log, scal, conc)
-            move_block(fam, stats, hyp, Y, b, xo, 1.0, iwork)
             for l in range(L):
+                update(fam, stats, xo[l], Y, b + l, 1.0)   # statistics only, no factor
                 vec[OCC, xo[l]] += 1
             n_acc += 1
             continue
-        log_q_old = path_log_weight_linear(init, trans, log_emit, final, po)
-        log_q_new += path_log_weight_linear(init, trans, log_emit, final, pn)
+        log_q_old = path_log_weight_linear(init, trans, emit, final, po)
+        log_q_new += path_log_weight_linear(init, trans, emit, final, pn)
         nq, qn = _crp_start(qlab, qcnt, seed)
         for l in range(L):
             if po[l] < K:
