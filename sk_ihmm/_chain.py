@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ._labels import compact_labels
+from .emissions import log_prior_predictive
 from .samplers import get_sampler
 
 Problem = namedtuple(
@@ -27,6 +28,7 @@ Problem = namedtuple(
         "hyp",          # float64 hyperparameters of the emission kernels
         "dim",          # family dimension (symbols or features)
         "n_stats",      # length of a row of sufficient statistics
+        "prior_pred",   # (T,) log prior predictive of each observation (an empty state)
         "conc0",        # (alpha, gamma, kappa) starting values
         "priors",       # ((a, b) for alpha, gamma, kappa)
         "resample",     # (bool, bool, bool): which concentrations to resample
@@ -65,6 +67,7 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
         Y=Y, seq_first=first, seq_last=last, starts=np.flatnonzero(first).astype(np.int64),
         ends=ends.astype(np.int64), emission=family, fam=family.code,
         hyp=family._hyp(dim), dim=dim, n_stats=family._n_stats(dim),
+        prior_pred=log_prior_predictive(family, Y, dim),
         conc0=tuple(float(c) for c in conc0), priors=priors,
         resample=tuple(bool(r) for r in resample), options=dict(options or {}),
     )

@@ -22,7 +22,7 @@ Every family exposes the same small interface, shared by all samplers:
   ``log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)``
       the ``(length, n_labels)`` matrix of ``log_pred`` for a block of
       observations and a list of labels, in one call;
-  ``log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)``
+  ``log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out, prior_pred)``
       the same matrix, or a cheaper stand-in for it where a proposal only
       needs consistent weights;
   ``move_block(fam, stats, hyp, Y, b, labels, sign, work) -> float``
@@ -206,12 +206,19 @@ PROPOSAL_QUADRATIC_HALF_NU1 = 50.0
 
 @njit(cache=True)
 def _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out,
-                          quadratic_above):
+                          quadratic_above, prior_pred):
     """Student-t log predictives of a block; a state with ``(nu + 1) / 2 >
     quadratic_above`` gets ``log1p(z)`` replaced by ``z`` (see
-    :func:`log_proposal_block`)."""
+    :func:`log_proposal_block`); an empty state whose Student-t is not
+    replaced reads its values, the prior predictive, from ``prior_pred`` if
+    that is not empty."""
+    read_prior = prior_pred.shape[0] > 0 and hyp[2] + 0.5 <= quadratic_above
     for c in range(n_labels):
         k = labels[c]
+        if read_prior and stats[k, 0] == 0.0:
+            for l in range(length):
+                out[l, c] = prior_pred[start + l]
+            continue
         if stats[k, 3] == 0.0:
             _gauss_fill_cache(stats, k, hyp)
         mu, log_norm, inv_scale, half_nu1 = stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7]
@@ -1032,7 +1039,8 @@ def log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out):
     counting (see the module docstring).
     """
     if fam == GAUSSIAN:
-        _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out, math.inf)
+        _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out, math.inf,
+                              hyp[:0])
     elif fam == CATEGORICAL:
         _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out)
     else:
@@ -1042,12 +1050,16 @@ def log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out):
 
 
 @njit(cache=True)
-def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out):
+def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out,
+                       prior_pred):
     """Log emission weights of a block for a Metropolis-Hastings proposal:
     :func:`log_pred_block`, except that a 1-d Gaussian state whose Student-t
     predictive has ``(nu + 1) / 2 > PROPOSAL_QUADRATIC_HALF_NU1`` gets the
     first-order form ``log_norm - (nu + 1) / 2 * z``, ``z = (y - mu)^2 / (nu
-    s^2)``, instead of ``log_norm - (nu + 1) / 2 * log1p(z)``.
+    s^2)``, instead of ``log_norm - (nu + 1) / 2 * log1p(z)``; a Gaussian
+    state without observations (the candidate ``new`` state) whose predictive
+    is kept reads it, the prior predictive, from ``prior_pred`` (the
+    ``Problem``'s, one value per time step) rather than computing it.
 
     A proposal may use any weights as long as the acceptance ratio scores
     both paths with the same ones (the blocked RCD samplers do), so the
@@ -1060,9 +1072,25 @@ def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)
     """
     if fam == GAUSSIAN:
         _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out,
-                              PROPOSAL_QUADRATIC_HALF_NU1)
+                              PROPOSAL_QUADRATIC_HALF_NU1, prior_pred)
+    elif fam == CATEGORICAL:
+        _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out)
     else:
-        log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out)
+        for c in range(n_labels):
+            k = labels[c]
+            for l in range(length):
+                out[l, c] = (prior_pred[start + l] if stats[k, 0] == 0.0
+                             else _mvn_log_pred(stats, k, hyp, Y, start + l))
+
+
+def log_prior_predictive(family, Y, dim):
+    """``log p(y_t)`` under the prior predictive (a state without
+    observations) for every row of ``Y``: shape ``(n_timesteps,)``."""
+    hyp = family._hyp(dim)
+    zero = np.zeros((1, family._n_stats(dim)))
+    out = np.empty((Y.shape[0], 1))
+    log_pred_block(family.code, zero, np.zeros(1, np.int64), 1, hyp, Y, 0, Y.shape[0], out)
+    return out[:, 0].copy()
 
 
 @njit(cache=True)

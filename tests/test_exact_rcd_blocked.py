@@ -43,7 +43,7 @@ def test_sharp_prior_uses_the_quadratic_proposal_weights():
     differ from the Student-t predictives for every state, the empty one too."""
     from sampler_harness import tiny_data
     from sk_ihmm.emissions import (PROPOSAL_QUADRATIC_HALF_NU1, log_pred_block,
-                                   log_proposal_block)
+                                   log_prior_predictive, log_proposal_block)
     family, Y, _ = tiny_data("gaussian_sharp", [5])
     hyp = family._hyp(1)
     stats = np.zeros((3, family._n_stats(1)))
@@ -53,10 +53,37 @@ def test_sharp_prior_uses_the_quadratic_proposal_weights():
     exact = np.empty((5, 2))
     prop = np.empty((5, 2))
     log_pred_block(family.code, stats, labels, 2, hyp, Y, 0, 5, exact)
-    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 0, 5, prop)
+    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 0, 5, prop,
+                       log_prior_predictive(family, Y, 1))
     assert 0.5 * (2.0 * family.a0 + 1.0) > PROPOSAL_QUADRATIC_HALF_NU1   # empty state
     assert np.all(prop < exact)            # z > log1p(z) for z > 0
     np.testing.assert_allclose(prop, exact, rtol=0.05)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "categorical", "mvn"])
+def test_proposal_weights_of_an_empty_state_are_the_prior_predictive(kind):
+    """With the default priors the candidate 'new' state (empty statistics)
+    is weighted by the prior predictive, read from the problem's
+    ``prior_pred`` for the Gaussian families: the same values as computing
+    it."""
+    from sampler_harness import tiny_data
+    from sk_ihmm.emissions import (MultivariateGaussian, log_pred_block, log_prior_predictive,
+                                   log_proposal_block)
+    if kind == "mvn":
+        family, Y, dim = MultivariateGaussian(), np.random.default_rng(0).normal(size=(5, 2)), 2
+    else:
+        family, Y, dim = tiny_data(kind, [5])
+    hyp = family._hyp(dim)
+    stats = np.zeros((3, family._n_stats(dim)))
+    labels = np.array([2, 1], np.int64)
+    update(family.code, stats, 1, Y, 0, 1.0)
+    exact, prop = np.empty((4, 2)), np.empty((4, 2))
+    prior = log_prior_predictive(family, Y, dim)
+    log_pred_block(family.code, stats, labels, 2, hyp, Y, 1, 4, exact)
+    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 1, 4, prop, prior)
+    np.testing.assert_allclose(prop[:, 0], exact[:, 0], rtol=1e-13)
+    np.testing.assert_allclose(prior[1:], exact[:, 0], rtol=1e-13)
+    np.testing.assert_allclose(prop[:, 1], exact[:, 1], rtol=1e-13)   # one observation: exact
 
 
 def _case_id(case):

@@ -157,7 +157,6 @@ class PGASState:
         self.n = self.m = self.o = self.stats = None
         self.log_joint = np.nan
         self._log_stirling = np.zeros((1, 1))
-        self._constants = None
 
     @property
     def n_states(self):
@@ -390,26 +389,18 @@ def _row_tail(pi, j, K0):
 _CHUNK = 4096
 
 
-def _log_prior_pred(fam, zero_stats, hyp, Y):
-    """``log L_t`` for every step: the prior predictive of a new state (label 0
-    of the all-zero ``zero_stats``), shape ``(T, 1)``."""
-    out = np.empty((Y.shape[0], 1))
-    em.log_pred_block(fam, zero_stats, np.zeros(1, np.int64), 1, hyp, Y, 0, Y.shape[0], out)
-    return out
-
-
 def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior):
     """Emission terms of the posterior proposal at steps ``start .. start + n - 1``.
 
     For row ``c`` (step ``t = start + c``) fills ``ef[c, k] = f(y_t | phi_k) /
     exp(mx_t)`` for the explicit states ``k = 1..K0`` and ``ef[c, 0] = L_t /
-    exp(mx_t)``, with ``log L_t = l_prior[t, 0]`` (:func:`_log_prior_pred`)
+    exp(mx_t)``, with ``log L_t = l_prior[t]`` (the problem's ``prior_pred``)
     and ``mx_t`` the largest of the ``K0 + 1`` log terms (a shift common to
     every particle of the step). The explicit states' parameters do not
     change during a CSMC sweep, so the terms are computed ahead, a chunk at a
     time; the exponentials by numpy's vectorised ``exp``.
     """
-    ef[:n, 0] = l_prior[start:start + n, 0]
+    ef[:n, 0] = l_prior[start:start + n]
     em.shifted_param_loglik_block(fam, phi, K0, Y, start, n, ef)
     np.exp(ef[:n], out=ef[:n])
 
@@ -538,7 +529,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                 # explicit set), times Z of that state at the next step
                 ci = 1.0
                 if k_new > K0:
-                    ci = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_prior[a + t, 0])
+                    ci = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_prior[a + t])
                 v[i] = ci
                 if t + 1 < L:
                     r = 2 * k_new + 1 - now
@@ -600,7 +591,7 @@ def _grown(arr, rows, fill=0):
 
 
 def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
-          alpha, gamma, kappa, hyp, zero_stats, fam, rng, l_prior=None):
+          alpha, gamma, kappa, hyp, zero_stats, fam, rng, l_prior):
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
 
     Particle ``N - 1`` carries the reference (the current labels of the
@@ -628,7 +619,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     The time loop runs in :func:`_csmc_range`, a chunk of ``_CHUNK`` steps per
     call; between calls this driver computes the next chunk's emission terms
     and grows the parameter arrays when fewer than ``N`` free
-    labels remain. ``l_prior`` is ``log L_t`` (:func:`_log_prior_pred`),
+    labels remain. ``l_prior`` is ``log L_t``, the problem's ``prior_pred``.
     computed here when not given; it does not change during a chain, so
     :func:`step` computes it once.
 
@@ -638,8 +629,6 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     time steps whose label changed.
     """
     N = n_particles
-    if l_prior is None:   # (only the posterior proposal reads it)
-        l_prior = _log_prior_pred(fam, zero_stats, hyp, Y) if posterior else np.zeros((0, 1))
     L_max = int((ends - starts).max())
     X = np.empty((L_max, N), np.int64)      # particle states, time-major
     A = np.empty((L_max, N), np.int64)      # ancestors (row t written at step t)
@@ -975,19 +964,6 @@ def _explicit_first(x, pi, beta, phi, K, eps):
     return K0
 
 
-def _constants(state, problem, posterior):
-    """What every sweep of a chain uses and none changes, computed at the
-    first: all-zero statistics and (posterior proposal) ``log L_t``
-    (:func:`_log_prior_pred`). A state belongs to the problem it was
-    initialised with, as its labels and statistics do."""
-    if state._constants is None:
-        zero_stats = np.zeros((1, problem.n_stats))
-        l_prior = (_log_prior_pred(problem.fam, zero_stats, problem.hyp, problem.Y)
-                   if posterior else None)
-        state._constants = (zero_stats, l_prior)
-    return state._constants
-
-
 def step(state, problem, rng):
     """One sweep: CSMC-AS on every sequence, then tables, concentrations,
     ``beta``, ``pi`` and ``phi``.
@@ -999,7 +975,7 @@ def step(state, problem, rng):
         the CSMC (a particle Gibbs move is always accepted).
     """
     n_particles, posterior = _options(problem)
-    zero_stats, l_prior = _constants(state, problem, posterior)
+    zero_stats = np.zeros((1, problem.n_stats))
     starts, ends = problem.starts, problem.ends
     spare = state.n_states + 1 + n_particles
     alpha, gamma, kappa = (float(v) for v in state.conc)
@@ -1014,7 +990,7 @@ def step(state, problem, rng):
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
         n_particles, posterior, alpha, gamma, kappa, problem.hyp, zero_stats,
-        problem.fam, rng, l_prior,
+        problem.fam, rng, problem.prior_pred,
     )
     old = compact_labels(x)
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used

@@ -275,7 +275,7 @@ def _carve(fbuf, ibuf, l_max, C, width):
 
 @nrt_free
 def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
-                   use_beam, fam, hyp, rng, fbuf, ibuf, l_max, width):
+                   use_beam, fam, hyp, prior_pred, rng, fbuf, ibuf, l_max, width):
     """One RCD move per block ``order[start:n_blocks]``; stop early when
     capacity runs low.
 
@@ -361,7 +361,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             final[c] = 1.0 if nxt <= 0 else pred_prob(
                 mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
-        log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit)
+        log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit, prior_pred)
         linear_weights(log_emit, emit, bits_buf[:L * K1].reshape((L, K1)))
         for l in range(L):
             c = index[xo[l]]
@@ -480,8 +480,8 @@ def _sweep(state, problem, rng, use_beam):
             keep["buffers"] = ((l_max, C, width), fbuf, ibuf)
         pos, acc, vis, wanted, n_blocks = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, problem.hyp, rng,
-            fbuf, ibuf, l_max, width,
+            problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, problem.hyp,
+            problem.prior_pred, rng, fbuf, ibuf, l_max, width,
         )
         n_acc += acc
         n_vis += vis
