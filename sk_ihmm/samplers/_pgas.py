@@ -619,9 +619,8 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     The time loop runs in :func:`_csmc_range`, a chunk of ``_CHUNK`` steps per
     call; between calls this driver computes the next chunk's emission terms
     and grows the parameter arrays when fewer than ``N`` free
-    labels remain. ``l_prior`` is ``log L_t``, the problem's ``prior_pred``.
-    computed here when not given; it does not change during a chain, so
-    :func:`step` computes it once.
+    labels remain. ``l_prior`` is ``log L_t``, the problem's ``prior_pred``
+    (computed once per problem).
 
     Returns ``(pi, beta, phi, K, n_changed)``: the (possibly grown) working
     arrays with the states realised during the sweep appended as labels
