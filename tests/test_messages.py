@@ -324,10 +324,12 @@ def test_beam_sample_invariant_distribution(seed):
     assert np.mean(codes[1:] != codes[:-1]) > 0.2
 
 
-def test_beam_sample_marginals_larger_problem():
-    """Larger K exercises the sparse iteration with many active states;
-    compare the chain's marginals with forward_backward."""
-    K, L = 8, 25
+@pytest.mark.parametrize("K", [8, 12])
+def test_beam_sample_marginals_larger_problem(K):
+    """Larger K exercises the sparse iteration with many active states (K=8:
+    the branching step, K=12: the dense one, see _BEAM_DENSE_MIN_K); compare
+    the chain's marginals with forward_backward."""
+    L = 25
     r = np.random.default_rng(11)
     li = r.normal(scale=1.0, size=K)
     lt = r.normal(scale=2.0, size=(K, K))
