@@ -81,10 +81,14 @@ def init_collapsed(problem, x0, rng):
     return state
 
 
+@njit(cache=True)
+def _log_joint(s, stats, fam, hyp):
+    return _hcrp.log_seating_prob(s) + log_marginal_sum(fam, stats, hyp)
+
+
 def log_joint(state, problem):
     """``log p(x, tables, y)`` with emission parameters integrated out."""
-    return float(_hcrp.log_seating_prob(state.seating)
-                 + log_marginal_sum(problem.fam, state.stats, problem.hyp))
+    return float(_log_joint(state.seating, state.stats, problem.fam, problem.hyp))
 
 
 @njit(cache=True)
@@ -98,7 +102,7 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
             overrides += vec[_hcrp.O, j]
         resample_concentrations(conc[0], conc[1], conc[2], vec[_hcrp.NJ], scal[_hcrp._M_TOT],
                                 overrides, scal[_hcrp._K], priors, resample, rng, conc)
-    return _hcrp.log_seating_prob(s) + log_marginal_sum(fam, stats, hyp)
+    return _log_joint(s, stats, fam, hyp)
 
 
 def finish_sweep(state, problem, rng):

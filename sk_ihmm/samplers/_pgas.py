@@ -287,17 +287,23 @@ def _search_row(cum, r, u):
 # conditional SMC with ancestor sampling on the lazily expanded state space
 # --------------------------------------------------------------------------
 @njit(cache=True)
+def _resized(pi, beta, phi, C):
+    """Copies of ``pi``, ``beta``, ``phi`` with room for labels ``< C``
+    (the new entries zero)."""
+    K1 = beta.shape[0]
+    pi2 = np.zeros((C, C))
+    pi2[:K1, :K1] = pi
+    beta2 = np.zeros(C)
+    beta2[:K1] = beta
+    phi2 = np.zeros((C, phi.shape[1]))
+    phi2[:K1] = phi
+    return pi2, beta2, phi2
+
+
+@njit(cache=True)
 def _grow(pi, beta, phi, need):
     """Copies of the parameter arrays with room for labels ``< need`` (doubling)."""
-    C = pi.shape[0]
-    new_c = max(2 * C, need)
-    pi2 = np.zeros((new_c, new_c))
-    pi2[:C, :C] = pi
-    beta2 = np.zeros(new_c)
-    beta2[:C] = beta
-    phi2 = np.zeros((new_c, phi.shape[1]))
-    phi2[:C] = phi
-    return pi2, beta2, phi2
+    return _resized(pi, beta, phi, max(2 * pi.shape[0], need))
 
 
 @njit(cache=True)
@@ -896,20 +902,6 @@ def init(problem, x0, rng):
 
 
 @njit(cache=True)
-def _working_copies(pi, beta, phi, spare):
-    """Copies of ``pi``, ``beta``, ``phi`` with room for ``spare`` more labels."""
-    K1 = beta.shape[0]
-    C = K1 + spare
-    pi2 = np.zeros((C, C))
-    pi2[:K1, :K1] = pi
-    beta2 = np.zeros(C)
-    beta2[:K1] = beta
-    phi2 = np.zeros((C, phi.shape[1]))
-    phi2[:K1] = phi
-    return pi2, beta2, phi2
-
-
-@njit(cache=True)
 def _explicit_set(x, pi, beta, phi, spare, eps, alpha, gamma, kappa, zero_stats, hyp, fam,
                   rng):
     """Working copies of the parameters with the explicit set of the posterior
@@ -922,7 +914,7 @@ def _explicit_set(x, pi, beta, phi, spare, eps, alpha, gamma, kappa, zero_stats,
     Returns ``(pi, beta, phi, K, K0)``, the arrays with room for ``spare``
     more labels than the input (or more, if the realised states needed it).
     """
-    pi, beta, phi = _working_copies(pi, beta, phi, spare)
+    pi, beta, phi = _resized(pi, beta, phi, beta.shape[0] + spare)
     pi, beta, phi, K = _realise_down_to(
         pi, beta, phi, beta.shape[0] - 1 - spare, eps, alpha, gamma, kappa, zero_stats, hyp,
         fam, rng,
@@ -984,7 +976,7 @@ def step(state, problem, rng):
                                              _EXPLICIT_MASS, alpha, gamma, kappa, zero_stats,
                                              problem.hyp, problem.fam, rng)
     else:
-        pi, beta, phi = _working_copies(state.pi, state.beta, state.phi, spare)
+        pi, beta, phi = _resized(state.pi, state.beta, state.phi, state.n_states + 1 + spare)
         K = K0 = state.n_states
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
