@@ -154,7 +154,12 @@ def _one_step_transition(posterior, K0, n_particles, n_runs, seed):
     alpha, gamma, kappa = prob.conc0
     beta = np.array([0.3, 0.45, 0.25])
     pi = np.array([[0.35, 0.4, 0.25], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6]])
-    phi = np.array([[0.0, 1.0], [-1.0, 0.5], [1.0, 0.3]])
+    # explicit Gaussian parameters in the family's layout: mean, variance,
+    # log normaliser, 1 / (2 variance)
+    mean_var = np.array([[0.0, 1.0], [-1.0, 0.5], [1.0, 0.3]])
+    phi = np.column_stack([mean_var, -0.5 * np.log(2 * np.pi * mean_var[:, 1]),
+                           0.5 / mean_var[:, 1]])
+    assert phi.shape[1] == family._n_params(dim)
     zero = np.zeros((1, prob.n_stats))
     post = zero.copy()
     update(fam, post, 0, prob.Y, 0, 1.0)
@@ -172,7 +177,7 @@ def _one_step_transition(posterior, K0, n_particles, n_runs, seed):
             pi_w[:3, :3] = pi
             beta_w = np.zeros(C)
             beta_w[:3] = beta
-            phi_w = np.zeros((C, 2))
+            phi_w = np.zeros((C, phi.shape[1]))
             phi_w[:3] = phi
             K = 2
             if r == 2:
