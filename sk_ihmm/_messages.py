@@ -365,47 +365,53 @@ _ROUND_BITS = 0x4338000000000000     # its bit pattern
 
 
 @njit(cache=True)
-def linear_weights(log_w, out, bits):
-    """``out[t, j] = exp(max(log_w[t, j] - max_j log_w[t, j], -300))``: each
-    row of log weights shifted by its maximum and exponentiated, clamped at
-    :data:`LINEAR_WEIGHT_FLOOR`.
+def linear_weights(log_w, out, scratch):
+    """``out[j, t] = exp(max(log_w[j, t] - max_j' log_w[j', t], -300))``: the
+    log weights of each step shifted by their maximum and exponentiated,
+    clamped at :data:`LINEAR_WEIGHT_FLOOR`.
 
-    For proposal weights (the blocked RCD samplers): the exponential is a
-    branch-free polynomial that the compiler vectorises (about 1 ns a value
-    here, against about 5 for a scalar ``math.exp``; numba has no vector
-    math library), relative error below 1e-12. Such weights are exact for a
-    Metropolis-Hastings proposal as long as both directions use the same
-    values. ``out`` and ``bits`` are C-contiguous float arrays of the shape
-    of ``log_w`` (``bits`` is scratch).
+    For proposal weights (the blocked RCD samplers). The arrays are
+    label-major, ``(K, L)`` for ``K`` states and ``L`` steps, as
+    :func:`sk_ihmm.emissions.log_proposal_block` writes them: every loop
+    then runs along a contiguous row of ``L`` steps and vectorises, the
+    maximum over the states included. The message kernels read the result
+    step-major through its transpose, ``out.T``. ``scratch`` is a
+    C-contiguous float array of shape ``(K + 1, L)``; ``out`` is
+    C-contiguous.
+
+    The exponential is a branch-free polynomial that the compiler
+    vectorises (about 1 ns a value here, against about 5 for a scalar
+    ``math.exp``; numba has no vector math library), relative error below
+    1e-12. Such weights are exact for a Metropolis-Hastings proposal as
+    long as both directions use the same values.
 
     ``exp(x) = 2^n exp(r)``, ``n = round(x / ln 2)``, ``|r| <= ln 2 / 2``:
     ``n`` by adding and subtracting ``1.5 * 2^52`` (whose last bits then hold
     it), ``r`` with ``ln 2`` in two parts, ``exp(r)`` by its Taylor polynomial
     of degree 11 (Horner), ``2^n`` by adding ``n`` to the exponent field.
     """
-    L, K = log_w.shape
-    o = out.reshape(L * K)
-    tb = bits.reshape(L * K)
+    K, L = log_w.shape
+    mx = scratch[K]
     for t in range(L):
-        m = log_w[t, 0]
-        for j in range(1, K):
-            v = log_w[t, j]
-            m = v if v > m else m
-        for j in range(K):
-            v = log_w[t, j] - m
-            o[t * K + j] = v if v > LINEAR_WEIGHT_FLOOR else LINEAR_WEIGHT_FLOOR
-    for i in range(L * K):
-        v = o[i]
-        r = v * 1.4426950408889634 + _ROUND
-        tb[i] = r
-        n = r - _ROUND
-        r = (v - n * 0.693145751953125) - n * 1.4286068203094173e-06
-        o[i] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
-            1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0 + r * (1.0 / 40320.0 + r * (
-                1.0 / 362880.0 + r * (1.0 / 3628800.0 + r * (1.0 / 39916800.0)))))))))))
-    ob = o.view(np.int64)
-    nb = tb.view(np.int64)
-    for i in range(L * K):
+        mx[t] = log_w[0, t]
+    for j in range(1, K):
+        for t in range(L):
+            v = log_w[j, t]
+            mx[t] = v if v > mx[t] else mx[t]
+    for j in range(K):
+        for t in range(L):
+            v = log_w[j, t] - mx[t]
+            v = v if v > LINEAR_WEIGHT_FLOOR else LINEAR_WEIGHT_FLOOR
+            r = v * 1.4426950408889634 + _ROUND
+            scratch[j, t] = r
+            n = r - _ROUND
+            r = (v - n * 0.693145751953125) - n * 1.4286068203094173e-06
+            out[j, t] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
+                1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0 + r * (1.0 / 40320.0 + r * (
+                    1.0 / 362880.0 + r * (1.0 / 3628800.0 + r * (1.0 / 39916800.0)))))))))))
+    ob = out.reshape(K * L).view(np.int64)
+    nb = scratch[:K].reshape(K * L).view(np.int64)
+    for i in range(K * L):
         ob[i] += (nb[i] - _ROUND_BITS) << 52
 
 

@@ -23,8 +23,8 @@ Every family exposes the same small interface, shared by all samplers:
       the ``(length, n_labels)`` matrix of ``log_pred`` for a block of
       observations and a list of labels, in one call;
   ``log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out, prior_pred)``
-      the same matrix, or a cheaper stand-in for it where a proposal only
-      needs consistent weights;
+      the same values, label-major ``(n_labels, length)``, or a cheaper
+      stand-in for them where a proposal only needs consistent weights;
   ``move_block(fam, stats, hyp, Y, b, labels, sign, work) -> float``
       add or remove a block of observations and return their joint log
       predictive given the statistics without them (closed form where the
@@ -1069,17 +1069,25 @@ def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out,
     within a few scales of its centre; small and new states keep their heavy
     tails, so an outlier is still proposed to them as often as the
     predictive says.
+
+    ``out`` is label-major, ``(n_labels, length)``: ``out[c, l]`` is the
+    weight of ``labels[c]`` at step ``start + l``. A label's row is then
+    contiguous, so its loop over the steps vectorises, and the maximum over
+    the labels of each step (:func:`sk_ihmm._messages.linear_weights`) is a
+    vector operation too. The step-major :func:`log_pred_block` writes
+    through its transpose.
     """
+    o = out.T                          # o[l, c] is out[c, l]
     if fam == GAUSSIAN:
-        _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out,
+        _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, o,
                               PROPOSAL_QUADRATIC_HALF_NU1, prior_pred)
     elif fam == CATEGORICAL:
-        _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out)
+        _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, o)
     else:
         for c in range(n_labels):
             k = labels[c]
             for l in range(length):
-                out[l, c] = (prior_pred[start + l] if stats[k, 0] == 0.0
+                out[c, l] = (prior_pred[start + l] if stats[k, 0] == 0.0
                              else _mvn_log_pred(stats, k, hyp, Y, start + l))
 
 

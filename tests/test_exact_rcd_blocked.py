@@ -51,10 +51,11 @@ def test_sharp_prior_uses_the_quadratic_proposal_weights():
         update(family.code, stats, 1, Y, t, 1.0)
     labels = np.array([1, 2], np.int64)          # label 2: empty statistics
     exact = np.empty((5, 2))
-    prop = np.empty((5, 2))
+    prop = np.empty((2, 5))               # label-major
     log_pred_block(family.code, stats, labels, 2, hyp, Y, 0, 5, exact)
     log_proposal_block(family.code, stats, labels, 2, hyp, Y, 0, 5, prop,
                        log_prior_predictive(family, Y, 1))
+    prop = prop.T
     assert 0.5 * (2.0 * family.a0 + 1.0) > PROPOSAL_QUADRATIC_HALF_NU1   # empty state
     assert np.all(prop < exact)            # z > log1p(z) for z > 0
     np.testing.assert_allclose(prop, exact, rtol=0.05)
@@ -77,10 +78,11 @@ def test_proposal_weights_of_an_empty_state_are_the_prior_predictive(kind):
     stats = np.zeros((3, family._n_stats(dim)))
     labels = np.array([2, 1], np.int64)
     update(family.code, stats, 1, Y, 0, 1.0)
-    exact, prop = np.empty((4, 2)), np.empty((4, 2))
+    exact, prop = np.empty((4, 2)), np.empty((2, 4))   # prop label-major
     prior = log_prior_predictive(family, Y, dim)
     log_pred_block(family.code, stats, labels, 2, hyp, Y, 1, 4, exact)
     log_proposal_block(family.code, stats, labels, 2, hyp, Y, 1, 4, prop, prior)
+    prop = prop.T
     np.testing.assert_allclose(prop[:, 0], exact[:, 0], rtol=1e-13)
     np.testing.assert_allclose(prior[1:], exact[:, 0], rtol=1e-13)
     np.testing.assert_allclose(prop[:, 1], exact[:, 1], rtol=1e-13)   # one observation: exact

@@ -231,17 +231,20 @@ def test_ffbs_sample_distribution(seed):
 
 
 def test_linear_weights_is_a_shifted_clamped_exp():
-    """The vectorised exp of the proposal weights: each row shifted by its
-    maximum, clamped at LINEAR_WEIGHT_FLOOR, relative error below 1e-12
-    (also for huge spreads, ties and rows of one value)."""
+    """The vectorised exp of the proposal weights (label-major): each step
+    shifted by its maximum over the states, clamped at LINEAR_WEIGHT_FLOOR,
+    relative error below 1e-12 (also for huge spreads, ties, steps of one
+    value and a single state)."""
     r = np.random.default_rng(0)
     le = np.concatenate([r.normal(scale=50.0, size=(40, 7)), r.uniform(-400, 300, size=(40, 7)),
                          np.full((2, 7), -3.25), r.normal(size=(5, 7)) * 1e-9])
-    out, bits = np.empty_like(le), np.empty_like(le)
-    linear_weights(le, out, bits)
-    want = np.exp(np.maximum(le - le.max(axis=1, keepdims=True), LINEAR_WEIGHT_FLOOR))
-    np.testing.assert_allclose(out, want, rtol=1e-12, atol=0)
-    assert np.all(out.max(axis=1) == 1.0)
+    for lw in (np.ascontiguousarray(le.T), le[:, :1].T.copy(), le[:3].T.copy()):
+        K, L = lw.shape
+        out, scratch = np.empty_like(lw), np.full((K + 1, L), np.nan)
+        linear_weights(lw, out, scratch)
+        want = np.exp(np.maximum(lw - lw.max(axis=0), LINEAR_WEIGHT_FLOOR))
+        np.testing.assert_allclose(out, want, rtol=1e-12, atol=0)
+        assert np.all(out.max(axis=0) == 1.0)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -231,7 +231,7 @@ def _scratch_sizes(l_max, C, width):
     scratch, in the order :func:`_carve` takes them (blocks of at most
     ``l_max`` steps, label capacity ``C``, at most ``width`` candidates)."""
     floats = (C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width,
-              l_max * width, l_max * width)
+              l_max * width, l_max * (width + 1))
     ints = (l_max, l_max, l_max, l_max, l_max + 1, l_max + 1, l_max, C, C,
             l_max + 1 + (l_max + 2) * width)
     return floats, ints
@@ -348,8 +348,10 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         init = init_buf[:K1]
         final = final_buf[:K1]
         trans = trans_buf[:K1 * K1].reshape((K1, K1))
-        log_emit = emit_buf[:L * K1].reshape((L, K1))
-        emit = lin_buf[:L * K1].reshape((L, K1))
+        # emission weights label-major (K1, L), read step-major through .T
+        log_emit = emit_buf[:K1 * L].reshape((K1, L))
+        weights = lin_buf[:K1 * L].reshape((K1, L))
+        emit = weights.T
         for c in range(K1):
             k = cand[c]
             init[c] = pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
@@ -362,7 +364,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                 mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
         log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit, prior_pred)
-        linear_weights(log_emit, emit, bits_buf[:L * K1].reshape((L, K1)))
+        linear_weights(log_emit, weights, bits_buf[:(K1 + 1) * L].reshape((K1 + 1, L)))
         for l in range(L):
             c = index[xo[l]]
             po[l] = c if c >= 0 else K
