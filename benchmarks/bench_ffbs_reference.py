@@ -100,6 +100,52 @@ def ffbs_ms_per_pass(T, K, n_repeat=5, seed=0):
     return 1e3 * float(np.median(times))
 
 
+def settled_cost(smp, state, prob, rng, chunks=10, sweeps=20):
+    """Cost of a sweep where the chain has arrived, beside an FFBS pass.
+
+    After the budgeted run, ``chunks`` chunks of ``sweeps`` further sweeps
+    (the chain goes on, outside the budget and the recorded figures), timed
+    on the wall clock, with ``K`` recorded after every sweep. Returns
+
+    * ``cost_ms``: the least ms per sweep over the chunks;
+    * ``cost_K``: the median ``K`` over the sweeps, and ``ffbs_ms``: one
+      numba FFBS pass at that ``K`` and the same ``T``
+      (:func:`ffbs_ms_per_pass`, least of 5 medians of 20);
+    * ``ratio_matched``: the median over the chunks of (ms per sweep of the
+      chunk) / (mean over its sweeps of an FFBS pass at the sweep's ``K``),
+      the ratio at the same ``K`` sweep by sweep. It differs from
+      ``cost_ms / ffbs_ms`` where ``K`` fluctuates: a posterior that often
+      holds a small extra state pays for it in the sweep, and the reference
+      pass at the median ``K`` does not.
+
+    Everything is measured in this process.
+    """
+    T = state.x.shape[0]
+    passes = {}
+
+    def ffbs(k):
+        if k not in passes:
+            passes[k] = min(ffbs_ms_per_pass(T, k, n_repeat=20) for _ in range(5))
+        return passes[k]
+
+    best, ks, done = np.inf, [], []
+    for _ in range(chunks):
+        chunk_ks, seconds = [], 0.0
+        for _ in range(sweeps):
+            t = time.perf_counter()
+            smp.step(state, prob, rng)
+            seconds += time.perf_counter() - t
+            chunk_ks.append(np.unique(state.x).shape[0])     # outside the timing
+        ms = seconds / sweeps * 1e3
+        best = min(best, ms)
+        ks.extend(chunk_ks)
+        done.append((ms, chunk_ks))
+    matched = [ms / np.mean([ffbs(k) for k in chunk_ks]) for ms, chunk_ks in done]
+    k = int(np.median(ks))
+    return {"cost_ms": best, "cost_K": k, "ffbs_ms": ffbs(k),
+            "ratio_matched": float(np.median(matched))}
+
+
 def main():
     T = 4000
     for K in (4, 10, 30):

@@ -27,11 +27,11 @@ gives the mean, quartiles and fraction of runs whose MI exceeds that of the
 nats; the 8-state truth has ln 8 = 2.0794 nats), the mean final number of
 states, sweeps per run, CPU ms per sweep over the run (the header gives a
 numba FFBS pass at K=8, T=500 for scale), the split/merge acceptance rates,
-and the cost where the chain has arrived (:func:`settled_cost`, medians over
+and the cost where the chain has arrived (:func:`bench_ffbs_reference.settled_cost`, medians over
 runs): the least wall ms per sweep over 10 chunks of 20 further sweeps, the
 chain's number of states ``K_s`` then, an FFBS pass at ``K_s`` and the same
 ``T`` in the same process, and the ratio of the two (per run, then the
-median). A last row
+median); ``ratio_m`` compares each sweep with an FFBS pass at its own K. A last row
 fits hmmlearn's ``CategoricalHMM`` (best of 3 EM restarts) for K = 3..12 on
 the even tenths of the sequence, picks K by the log-likelihood of the odd
 tenths and gives the MI of its Viterbi path (skipped without hmmlearn). Raw values go to
@@ -59,7 +59,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
+from bench_ffbs_reference import settled_cost  # noqa: E402
 from sk_ihmm._chain import make_problem  # noqa: E402
 from sk_ihmm._particle import initial_labels  # noqa: E402
 from sk_ihmm.datasets import make_sequence1  # noqa: E402
@@ -143,29 +145,6 @@ def one_run(config, run, budget, n_timesteps=500, seed=0, init="pf"):
     }
 
 
-def settled_cost(smp, state, prob, rng, chunks=10, sweeps=20):
-    """Cost of a sweep where the chain has arrived, beside an FFBS pass.
-
-    After the budgeted run: the least wall ms per sweep over ``chunks``
-    chunks of ``sweeps`` sweeps (the chain goes on, outside the budget and
-    the recorded MI), the median number of states ``K`` over the chunks and
-    one numba FFBS pass at that ``K`` and the same ``T``
-    (:func:`bench_ffbs_reference.ffbs_ms_per_pass`, least of 5 medians),
-    both in this process.
-    """
-    from bench_ffbs_reference import ffbs_ms_per_pass
-    best, ks = np.inf, []
-    for _ in range(chunks):
-        t = time.perf_counter()
-        for _ in range(sweeps):
-            smp.step(state, prob, rng)
-        best = min(best, (time.perf_counter() - t) / sweeps * 1e3)
-        ks.append(np.unique(state.x).shape[0])
-    k = int(np.median(ks))
-    ffbs = min(ffbs_ms_per_pass(state.x.shape[0], k, n_repeat=20) for _ in range(5))
-    return {"cost_ms": best, "cost_K": k, "ffbs_ms": ffbs}
-
-
 def _star(args):
     return one_run(*args)
 
@@ -183,7 +162,8 @@ def summarize(records, configs, mi_5):
     """One text table: MI mean and quartiles, fraction above the 5-state MI..."""
     head = (f"{'sampler':22} {'runs':>4} {'MI mean':>8} {'q25':>6} {'median':>6} {'q75':>6} "
             f"{'>5-state':>8} {'K':>5} {'sweeps':>7} {'ms/sweep':>8} {'split acc':>9} "
-            f"{'merge acc':>9} {'settled ms':>10} {'K_s':>4} {'FFBS ms':>7} {'ratio':>5}")
+            f"{'merge acc':>9} {'settled ms':>10} {'K_s':>4} {'FFBS ms':>7} {'ratio':>5} "
+            f"{'ratio_m':>7}")
     lines = [head]
     for c in configs:
         rec = [r for r in records if r["sampler"] == c]
@@ -201,7 +181,8 @@ def summarize(records, configs, mi_5):
             f"{fmt(sa)} {fmt(ma)} {np.median([r['cost_ms'] for r in rec]):10.3f} "
             f"{np.median([r['cost_K'] for r in rec]):4.0f} "
             f"{np.median([r['ffbs_ms'] for r in rec]):7.3f} "
-            f"{np.median([r['cost_ms'] / r['ffbs_ms'] for r in rec]):5.2f}"
+            f"{np.median([r['cost_ms'] / r['ffbs_ms'] for r in rec]):5.2f} "
+            f"{np.median([r['ratio_matched'] for r in rec]):7.2f}"
         )
     return "\n".join(lines)
 
@@ -229,7 +210,7 @@ def hmmlearn_row(n_timesteps, mi_5):
 def save_csv(records, path):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     keys = ["sampler", "init", "run", "mi", "n_states", "sweeps", "seconds", "split_accept",
-            "merge_accept", "cost_ms", "cost_K", "ffbs_ms"]
+            "merge_accept", "cost_ms", "cost_K", "ffbs_ms", "ratio_matched"]
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
