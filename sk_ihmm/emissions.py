@@ -1074,8 +1074,8 @@ def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out,
     weight of ``labels[c]`` at step ``start + l``. A label's row is then
     contiguous, so its loop over the steps vectorises, and the maximum over
     the labels of each step (:func:`sk_ihmm._messages.linear_weights`) is a
-    vector operation too. The step-major :func:`log_pred_block` writes
-    through its transpose.
+    vector operation too. The Gaussian and categorical loops, shared with
+    the step-major :func:`log_pred_block`, write it through its transpose.
     """
     o = out.T                          # o[l, c] is out[c, l]
     if fam == GAUSSIAN:
