@@ -40,7 +40,7 @@ NMI of its Viterbi path (skipped without hmmlearn).
 Usage::
 
     python benchmarks/bench_samplers.py [--samplers rcd_gibbs rcd_beam ...]
-        [--budget 20] [--k-init 30] [--kappa 0]
+        [--budget 20] [--k-init 30] [--kappa 0] [--lambda0 0.01]
 """
 
 import argparse
@@ -62,13 +62,17 @@ from sk_ihmm.metrics import integrated_autocorrelation_time, normalized_mutual_i
 from sk_ihmm.samplers import SAMPLERS, get_sampler  # noqa: E402
 
 
-def gaussian_problem(X, kappa=0.0, kappa_prior=False, options=None):
-    return make_problem(Gaussian(), X, 1, conc0=(1.0, 1.0, kappa),
+def gaussian_problem(X, kappa=0.0, kappa_prior=False, options=None, lambda0=None):
+    """1-d Gaussian problem; ``lambda0`` overrides the package's default prior."""
+    family = Gaussian() if lambda0 is None else Gaussian(lambda0=lambda0)
+    return make_problem(family, X, 1, conc0=(1.0, 1.0, kappa),
                         resample=(True, True, bool(kappa_prior)), options=options)
 
 
-def run(sampler, X, truth, k_true, budget, k_init, seed=0, kappa=0.0, options=None):
-    prob = gaussian_problem(X, kappa=kappa, kappa_prior=kappa > 0, options=options)
+def run(sampler, X, truth, k_true, budget, k_init, seed=0, kappa=0.0, options=None,
+        lambda0=None):
+    prob = gaussian_problem(X, kappa=kappa, kappa_prior=kappa > 0, options=options,
+                            lambda0=lambda0)
     smp = get_sampler(sampler)
     rng = np.random.default_rng(seed)
     x0 = rng.integers(1, k_init + 1, X.shape[0]).astype(np.int64)
@@ -132,9 +136,13 @@ def main(argv=None):
     ap.add_argument("--k-init", type=int, default=30)
     ap.add_argument("--kappa", type=float, default=0.0)
     ap.add_argument("--T", type=int, default=4000)
+    ap.add_argument("--lambda0", type=float, default=None,
+                    help="prior precision factor of the means (default: the package's, 1; "
+                         "the PGAS paper benchmark uses 0.01)")
     args = ap.parse_args(argv)
     print(f"# python benchmarks/bench_samplers.py --budget {args.budget} --k-init {args.k_init} "
-          f"--kappa {args.kappa} --T {args.T} --samplers {' '.join(args.samplers)}")
+          f"--kappa {args.kappa} --T {args.T} --samplers {' '.join(args.samplers)}"
+          + ("" if args.lambda0 is None else f" --lambda0 {args.lambda0}"))
     print(f"{'data':8} {'sampler':12} {'sweeps':>6} {'ms/sweep':>9} {'FFBS ms':>8} {'ratio':>6} "
           f"{'K_end':>5} {'settle':>12} {'NMI':>5} {'IAT K':>6} {'IAT LL':>7} {'s/indep':>7} "
           f"{'accept':>6} {'visited':>7} {'settled':>7} {'K_s':>3} {'FFBS_s':>6} {'ratio_s':>7} "
@@ -142,7 +150,8 @@ def main(argv=None):
     for k_true in (4, 10):
         X, z = make_gaussian_hmm(args.T, n_states=k_true, random_state=0)
         for name in args.samplers:
-            r = run(name, X, z, k_true, args.budget, args.k_init, kappa=args.kappa)
+            r = run(name, X, z, k_true, args.budget, args.k_init, kappa=args.kappa,
+                    lambda0=args.lambda0)
             ffbs = ffbs_ms_per_pass(args.T, r["K_end"])
             settle = "-" if r["settle"] is None else f"{r['settle']} ({r['settle_s']:.1f}s)"
             print(f"{k_true}-state  {name:12} {r['sweeps']:6d} {r['ms']:9.2f} {ffbs:8.2f} "
