@@ -30,8 +30,8 @@ Problem = namedtuple(
         "n_stats",      # length of a row of sufficient statistics
         "prior_pred",   # (T,) log prior predictive of each observation (an empty state)
         "conc0",        # (alpha, gamma, kappa) starting values
-        "priors",       # ((a, b) for alpha, gamma, kappa)
-        "resample",     # (bool, bool, bool): which concentrations to resample
+        "priors",       # (3, 2) float64: Gamma (a, b) of alpha, gamma, kappa
+        "resample",     # (3,) bool: which concentrations to resample
         "options",      # dict of sampler options
     ],
 )
@@ -68,8 +68,10 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
         ends=ends.astype(np.int64), emission=family, fam=family.code,
         hyp=family._hyp(dim), dim=dim, n_stats=family._n_stats(dim),
         prior_pred=log_prior_predictive(family, Y, dim),
-        conc0=tuple(float(c) for c in conc0), priors=priors,
-        resample=tuple(bool(r) for r in resample), options=dict(options or {}),
+        conc0=tuple(float(c) for c in conc0),
+        # arrays, as the samplers' kernels take them (no conversion per sweep)
+        priors=np.array(priors, dtype=np.float64).reshape(3, 2),
+        resample=np.array([bool(r) for r in resample]), options=dict(options or {}),
     )
 
 

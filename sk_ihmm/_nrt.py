@@ -32,13 +32,21 @@ numba version refuses it, :func:`nrt_free` falls back to plain ``njit``
 
 from numba import njit
 
-__all__ = ["hold", "nrt_free"]
+__all__ = ["hold", "nrt_free", "uniform_int"]
 
 
 @njit(cache=True, inline="always")
 def hold(a):
     """Use ``a`` and do nothing: keeps it alive to the end of an inlined kernel."""
     pass
+
+
+@njit(cache=True, inline="always")
+def uniform_int(n, rng):
+    """Uniform integer in ``0..n-1`` from one uniform double. numba's
+    ``Generator.integers`` allocates, which a kernel compiled by
+    :func:`nrt_free` may not."""
+    return min(int(rng.random() * n), n - 1)
 
 
 def nrt_free(func):

@@ -108,6 +108,5 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
 def finish_sweep(state, problem, rng):
     """Resample concentrations (when asked) and refresh ``log_joint``."""
     state.log_joint = float(_finish(
-        state.seating, state.stats, problem.fam, problem.hyp,
-        np.asarray(problem.priors, dtype=np.float64), np.asarray(problem.resample, dtype=np.bool_),
+        state.seating, state.stats, problem.fam, problem.hyp, problem.priors, problem.resample,
         rng))

@@ -113,7 +113,7 @@ from numba import njit
 from .. import emissions as em
 from .._hyper import resample_concentrations
 from .._labels import compact_labels
-from .._nrt import hold
+from .._nrt import hold, uniform_int
 
 __all__ = ["PGASState", "init", "step"]
 
@@ -583,7 +583,7 @@ def _trace_back(x, a, L, X, A, w, cum, rng):
             n_changed += 1
             x[a + t] = k
         if A[t, 0] < 0 and t > 0:   # ancestors left to draw here (uniform)
-            b = min(int(rng.random() * N), N - 1)
+            b = uniform_int(N, rng)
         else:
             b = A[t, b]
     return n_changed
@@ -864,8 +864,7 @@ def _resample_parameters(state, problem, beta_used, rng):
      state.phi) = _parameters(
         state.x, problem.Y, problem.seq_first, int(state.x.max()), problem.n_stats,
         problem.emission._n_params(problem.dim), problem.fam, problem.hyp, beta_used,
-        np.asarray(state.conc, dtype=np.float64), np.asarray(problem.priors, dtype=np.float64),
-        np.asarray(problem.resample, dtype=np.bool_), rng,
+        np.asarray(state.conc, dtype=np.float64), problem.priors, problem.resample, rng,
     )
     state.log_joint = _log_joint(state, problem)
 
@@ -896,7 +895,7 @@ def init(problem, x0, rng):
     compact_labels(x)
     state = PGASState(x, problem.conc0)
     K = int(x.max())
-    no_resample = problem._replace(resample=(False, False, False))
+    no_resample = problem._replace(resample=np.zeros(3, np.bool_))
     _resample_parameters(state, no_resample, np.full(K + 1, 1.0 / (K + 1)), rng)
     return state
 

@@ -104,7 +104,7 @@ from numba import njit
 from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
                      pred_prob, undo)
 from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_log_weight_linear
-from .._nrt import nrt_free
+from .._nrt import nrt_free, uniform_int
 from ..emissions import log_proposal_block, update
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
@@ -158,22 +158,14 @@ def _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order):
     ``offsets``, ``bstart``, ``bend`` and ``order`` (a uniform permutation of
     the blocks, Fisher-Yates); returns the number of blocks."""
     for i in range(starts.shape[0]):
-        offsets[i] = _uniform_int(block_size, rng)
+        offsets[i] = uniform_int(block_size, rng)
     n = _make_blocks(starts, ends, block_size, offsets, bstart, bend)
     for i in range(n):
         order[i] = i
     for i in range(n - 1, 0, -1):
-        j = _uniform_int(i + 1, rng)
+        j = uniform_int(i + 1, rng)
         order[i], order[j] = order[j], order[i]
     return n
-
-
-@njit(cache=True, inline="always")
-def _uniform_int(n, rng):
-    """Uniform integer in ``0..n-1`` from one uniform double (numba's
-    ``Generator.integers`` allocates, which a kernel compiled without
-    reference counting may not)."""
-    return min(int(rng.random() * n), n - 1)
 
 
 # The auxiliary CRP Q of Makino Algorithm 8: tables qlab[:nq] (labels) with
@@ -258,7 +250,7 @@ def _carve(fbuf, ibuf, l_max, C, width):
     emit_buf, o = _take(fbuf, o, f[3])
     work, o = _take(fbuf, o, f[4])
     lin_buf, o = _take(fbuf, o, f[5])
-    bits_buf, o = _take(fbuf, o, f[6])
+    lw_scratch, o = _take(fbuf, o, f[6])
     x_old, o = _take(ibuf, 0, i[0])
     x_new, o = _take(ibuf, o, i[1])
     p_old, o = _take(ibuf, o, i[2])
@@ -269,7 +261,7 @@ def _carve(fbuf, ibuf, l_max, C, width):
     cand, o = _take(ibuf, o, i[7])
     index, o = _take(ibuf, o, i[8])
     iwork_beam, o = _take(ibuf, o, i[9])
-    return (init_buf, final_buf, trans_buf, emit_buf, lin_buf, bits_buf, work, x_old, x_new,
+    return (init_buf, final_buf, trans_buf, emit_buf, lin_buf, lw_scratch, work, x_old, x_new,
             p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam)
 
 
@@ -296,7 +288,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     mat, vec, tab, log, scal, conc = s
     C = mat.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    (init_buf, final_buf, trans_buf, emit_buf, lin_buf, bits_buf, work, x_old, x_new, p_old,
+    (init_buf, final_buf, trans_buf, emit_buf, lin_buf, lw_scratch, work, x_old, x_new, p_old,
      p_new, qlab, qcnt, iwork, cand, index, iwork_beam) = _carve(fbuf, ibuf, l_max, C, width)
     starts, ends, block_size, offsets, bstart, bend, order = plan
     if n_blocks < 0:
@@ -364,7 +356,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                 mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
         log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit, prior_pred)
-        linear_weights(log_emit, weights, bits_buf[:(K1 + 1) * L].reshape((K1 + 1, L)))
+        linear_weights(log_emit, weights, lw_scratch[:(K1 + 1) * L].reshape((K1 + 1, L)))
         for l in range(L):
             c = index[xo[l]]
             po[l] = c if c >= 0 else K

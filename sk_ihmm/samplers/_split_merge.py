@@ -117,7 +117,7 @@ from numba import njit
 from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, pred_prob, remove_customer, undo)
 from .._messages import path_log_weight
-from .._nrt import nrt_free
+from .._nrt import nrt_free, uniform_int
 from ..emissions import Categorical, log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs
 from ._collapsed import finish_sweep, init_collapsed
@@ -265,8 +265,8 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         if free_label(vec, 1) < 0:
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
-        t1 = min(int(rng.random() * T), T - 1)
-        t2 = min(int(rng.random() * (T - 1)), T - 2)
+        t1 = uniform_int(T, rng)
+        t2 = uniform_int(T - 1, rng)
         if t2 >= t1:
             t2 += 1
         u = rng.random()
@@ -278,7 +278,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         for i in range(U):
             order[i] = i
         for i in range(U - 1, 0, -1):
-            j = min(int(rng.random() * (i + 1)), i)
+            j = uniform_int(i + 1, rng)
             tmp = order[i]
             order[i] = order[j]
             order[j] = tmp
@@ -496,7 +496,7 @@ def step(state, problem, rng):
     if base != "none":
         # the base sweep leaves the concentrations alone; they are resampled
         # once, after the split-merge trials
-        info.update(_BASE_STEPS[base](state, problem._replace(resample=(False, False, False)), rng))
+        info.update(_BASE_STEPS[base](state, problem._replace(resample=np.zeros(3, np.bool_)), rng))
     counts = split_merge_moves(state, problem, trials, rng)
     finish_sweep(state, problem, rng)
     n_split, n_merge = counts[_N_SPLIT], counts[_N_MERGE]
