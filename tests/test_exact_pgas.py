@@ -251,3 +251,18 @@ def test_new_state_split_moments():
     hit = np.minimum((rng.random((n_sim, 1)) * cum[:, -1:] > cum).sum(axis=1), n_sticks - 1)
     share = row[np.arange(n_sim), hit]
     assert abs(share.mean() - expected[1]) < 5 * share.std() / np.sqrt(n_sim)
+
+
+@pytest.mark.parametrize("m, p", [(9, 0.5), (9, 0.93), (1, 0.7), (40, 0.99), (3, 1.0)])
+def test_binomial_from_top(m, p):
+    """The binomial draw of the particles entering the likeliest state is
+    Binomial(m, p) (inversion on a grid of uniforms: exact up to the grid)."""
+    from scipy.stats import binom
+
+    n = 200_000
+    u = (np.arange(n) + 0.5) / n
+    draws = np.array([_pgas._binomial_from_top(m, p, ui) for ui in u])
+    freq = np.bincount(draws, minlength=m + 1) / n
+    np.testing.assert_allclose(freq, binom.pmf(np.arange(m + 1), m, p), atol=2.0 / n)
+    # p ** m below the floating-point range: the caller draws one by one
+    assert _pgas._binomial_from_top(2000, 0.5, 0.3) == -1

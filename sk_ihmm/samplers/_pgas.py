@@ -428,6 +428,50 @@ def _proposal_row(pi, j, r, stamp, K0, tail, ef, c, zcum, z_stamp):
     hold(z_stamp)
 
 
+@njit(cache=True, inline="always")
+def _row_mode(zcum, r, K0):
+    """The explicit state of largest weight in proposal row ``r``: returns
+    ``(idx, lo, hi)``, its column and its interval ``[lo, hi)`` of the
+    cumulative row."""
+    idx = 0
+    lo = 0.0
+    best = zcum[r, 0]
+    for k in range(1, K0):
+        d = zcum[r, k] - zcum[r, k - 1]
+        if d > best:
+            best = d
+            idx = k
+            lo = zcum[r, k - 1]
+    hold(zcum)
+    return idx, lo, zcum[r, idx]
+
+
+@njit(cache=True, inline="always")
+def _binomial_from_top(m, p, u):
+    """``Binomial(m, p)`` variate for ``p >= 0.5`` by inversion from ``m``
+    down (one uniform ``u``; expected ``1 + m (1 - p)`` terms); ``-1`` when
+    ``p ** m`` underflows (the caller then draws one by one)."""
+    pm = 1.0
+    b = p
+    e = m
+    while e > 0:               # p ** m by squaring
+        if e & 1:
+            pm *= b
+        b *= b
+        e >>= 1
+    if pm < 1e-280:
+        return -1
+    ratio = (1.0 - p) / p
+    k = m
+    prob = pm
+    cdf = pm
+    while u >= cdf and k > 0:
+        prob *= k / (m - k + 1) * ratio
+        k -= 1
+        cdf += prob
+    return k
+
+
 @njit(cache=True)
 def _linear_weights(logw, w):
     """``w = exp(logw - max)`` (all ones if every ``logw`` is ``-inf``)."""
@@ -508,9 +552,51 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
             now = (a + t) & 1
             if t == 0:
                 _proposal_row(pi, 0, now, a, K0, tail, ef, c, zcum, z_stamp)
+            # when every free particle moves from the same state (the start
+            # row, or a step whose particles all agree) and one explicit
+            # state has at least half the proposal mass, the number going
+            # there is one binomial draw and only the others are drawn one
+            # by one, from the row without it: the multinomial draw of the
+            # N - 1 moves, whose order does not matter (the particles of the
+            # step are exchangeable: their ancestors are iid uniform)
+            n_mode = -1
+            m_idx = 0
+            lo = 0.0
+            hi = 0.0
+            if (same or t == 0) and K0 > 0:
+                r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
+                m_idx, lo, hi = _row_mode(zcum, r, K0)
+                p = (hi - lo) / zcum[r, K0]
+                if p >= 0.5:
+                    n_mode = _binomial_from_top(N - 1, p, rng.random())
+                m_idx += 1
+            k_last = -1
+            v_last = 1.0
+            w_last = 1.0
             for i in range(N):
                 k_new = ref
-                if i < N - 1:
+                if i < n_mode:
+                    k_new = m_idx
+                elif i < N - 1 and n_mode >= 0:
+                    # from the row without the mode's interval [lo, hi)
+                    r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
+                    u = rng.random() * (zcum[r, K0] - (hi - lo))
+                    if u >= lo:
+                        u += hi - lo
+                    idx = _search_row(zcum, r, u)
+                    if idx == m_idx - 1:       # rounding at the boundary
+                        idx += 1
+                    if idx < K0:
+                        k_new = idx + 1
+                    else:
+                        j = 0 if t == 0 else X[t - 1, 0]
+                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j])
+                        if k_new < 0:
+                            K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma,
+                                                 kappa, zero_stats, hyp, fam, shapes, tail,
+                                                 rng)
+                            k_new = K
+                elif i < N - 1:
                     # slot r is current: j is a state of step t - 1, whose
                     # weight needed it (or the start row at t == 0)
                     j = 0 if t == 0 else X[t - 1, anc[i]]
@@ -532,18 +618,23 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                             k_new = K
                 X[t, i] = k_new
                 # weight: f / g of the state just entered (g = f on the
-                # explicit set), times Z of that state at the next step
-                ci = 1.0
-                if k_new > K0:
-                    ci = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t) - l_prior[a + t])
-                v[i] = ci
-                if t + 1 < L:
-                    r = 2 * k_new + 1 - now
-                    if z_stamp[r] != a + t + 1:
-                        _proposal_row(pi, k_new, r, a + t + 1, K0, tail, ef, c + 1, zcum,
-                                      z_stamp)
-                    ci *= zcum[r, K0]
-                w[i] = ci
+                # explicit set), times Z of that state at the next step; a
+                # function of k_new, so kept for the next particle
+                if k_new != k_last:
+                    k_last = k_new
+                    v_last = 1.0
+                    if k_new > K0:
+                        v_last = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t)
+                                          - l_prior[a + t])
+                    w_last = v_last
+                    if t + 1 < L:
+                        r = 2 * k_new + 1 - now
+                        if z_stamp[r] != a + t + 1:
+                            _proposal_row(pi, k_new, r, a + t + 1, K0, tail, ef, c + 1, zcum,
+                                          z_stamp)
+                        w_last *= zcum[r, K0]
+                v[i] = v_last
+                w[i] = w_last
         else:
             for i in range(N):
                 j = 0 if t == 0 else X[t - 1, anc[i]]
@@ -620,7 +711,16 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     resampled by how well their state predicts the *next* observation. Its
     ancestor-sampling weights are ``w_{t-1}^i pi(x'_t | s^i_{t-1}) /
     Z_{s^i_{t-1}}(y_t) = (f / g)(y_{t-1}) pi(x'_t | s^i_{t-1})``. The proposal
-    row of a state is computed once per step however many particles share it.
+    row of a state is computed once per step however many particles share it,
+    and so is a particle's weight, a function of the state it enters. When
+    the free particles all move from one state (about 80-90% of the steps of
+    a settled chain on the 4- and 10-state data) and the likeliest explicit
+    state ``k`` of that row has probability ``p >= 1/2``, the ``N - 1`` moves
+    are drawn as one multinomial: ``Binomial(N - 1, p)`` of them enter ``k``
+    (:func:`_binomial_from_top`, one uniform) and only the others are drawn
+    one by one from the row without ``k`` -- about 1.2 uniforms a step
+    instead of ``N - 1``. The order of the particles does not matter there
+    (their ancestors are iid uniform), so those entering ``k`` come first.
 
     The time loop runs in :func:`_csmc_range`, a chunk of ``_CHUNK`` steps per
     call; between calls this driver computes the next chunk's emission terms
