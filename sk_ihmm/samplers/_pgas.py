@@ -1001,10 +1001,10 @@ def init(problem, x0, rng):
 
 
 @njit(cache=True)
-def _explicit_set(x, pi, beta, phi, spare, eps, alpha, gamma, kappa, zero_stats, hyp, fam,
+def _explicit_set(x, pi, beta, phi, K, spare, eps, alpha, gamma, kappa, zero_stats, hyp, fam,
                   rng):
-    """Working copies of the parameters with the explicit set of the posterior
-    proposal realised and moved to the front.
+    """Working copies of the parameters of the ``K`` used states with the
+    explicit set of the posterior proposal realised and moved to the front.
 
     Unused states are realised from their conditional prior until the root
     remainder is at most ``eps`` (:data:`_EXPLICIT_MASS`, an argument so
@@ -1013,11 +1013,9 @@ def _explicit_set(x, pi, beta, phi, spare, eps, alpha, gamma, kappa, zero_stats,
     Returns ``(pi, beta, phi, K, K0)``, the arrays with room for ``spare``
     more labels than the input (or more, if the realised states needed it).
     """
-    pi, beta, phi = _resized(pi, beta, phi, beta.shape[0] + spare)
+    pi, beta, phi = _resized(pi, beta, phi, K + 1 + spare)
     pi, beta, phi, K = _realise_down_to(
-        pi, beta, phi, beta.shape[0] - 1 - spare, eps, alpha, gamma, kappa, zero_stats, hyp,
-        fam, rng,
-    )
+        pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp, fam, rng)
     K0 = _explicit_first(x, pi, beta, phi, K, eps)
     return pi, beta, phi, K, K0
 
@@ -1070,13 +1068,14 @@ def step(state, problem, rng):
     spare = state.n_states + 1 + n_particles
     alpha, gamma, kappa = (float(v) for v in state.conc)
     x = state.x
+    K = state.n_states
     if posterior:
-        pi, beta, phi, K, K0 = _explicit_set(x, state.pi, state.beta, state.phi, spare,
+        pi, beta, phi, K, K0 = _explicit_set(x, state.pi, state.beta, state.phi, K, spare,
                                              _EXPLICIT_MASS, alpha, gamma, kappa, zero_stats,
                                              problem.hyp, problem.fam, rng)
     else:
-        pi, beta, phi = _resized(state.pi, state.beta, state.phi, state.n_states + 1 + spare)
-        K = K0 = state.n_states
+        pi, beta, phi = _resized(state.pi, state.beta, state.phi, K + 1 + spare)
+        K0 = K
     pi, beta, phi, _, n_changed = _csmc(
         x, problem.Y, starts, ends, pi, beta, phi, K, K0,
         n_particles, posterior, alpha, gamma, kappa, problem.hyp, zero_stats,
