@@ -138,8 +138,10 @@ class InfiniteHMM(BaseEstimator):
     n_init_states : int, default=10
     n_init_particles : int, default=100
     block_size : int or None, default=None
-        Block length of ``rcd_blocked`` / ``rcd_beam`` (``None``: 32, see
-        ``sk_ihmm.samplers._rcd_blocked.DEFAULT_BLOCK_SIZE``).
+        Block length of ``rcd_blocked`` / ``rcd_beam`` (``None``: 32 for
+        ``rcd_blocked`` and 64 for ``rcd_beam``, see
+        ``sk_ihmm.samplers._rcd_blocked.DEFAULT_BLOCK_SIZE`` and
+        ``DEFAULT_BEAM_BLOCK_SIZE``).
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
     base_sampler : str, default="rcd_beam"
