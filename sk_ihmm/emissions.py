@@ -431,7 +431,10 @@ def _mvn_update(stats, k, Y, t, sign):
 
 @njit(cache=True)
 def _mvn_sample_param(stats, k, hyp, rng, out_all, j):
-    # out[j] = [mean (D), lower Cholesky factor of the covariance (D*D)]
+    # out[j] = [mean (D), lower Cholesky factor of the covariance (D*D, row-major),
+    # log normaliser -D/2 log(2 pi) - log det(chol) | scratch (D)]: the scratch
+    # columns hold the whitened residual of _mvn_param_loglik, which then
+    # allocates nothing
     out = out_all[j]
     d, mu_n, k_n, nu_n, psi = _niw_posterior(stats[k], hyp)
     # Sigma ~ IW(nu_n, psi): draw W ~ Wishart(nu_n, psi^-1) by Bartlett, Sigma = W^-1
@@ -439,8 +442,8 @@ def _mvn_sample_param(stats, k, hyp, rng, out_all, j):
     a = np.zeros((d, d))
     for i in range(d):
         a[i, i] = math.sqrt(2.0 * rng.gamma(0.5 * (nu_n - i), 1.0))
-        for j in range(i):
-            a[i, j] = rng.standard_normal()
+        for c in range(i):
+            a[i, c] = rng.standard_normal()
     la = lpsi_inv @ a
     sigma = np.linalg.inv(la @ la.T)
     sigma = 0.5 * (sigma + sigma.T)
@@ -451,25 +454,27 @@ def _mvn_sample_param(stats, k, hyp, rng, out_all, j):
     mean = mu_n + (chol @ z) / math.sqrt(k_n)
     out[:d] = mean
     out[d:d + d * d] = chol.reshape(d * d)
+    logdet = 0.0
+    for i in range(d):
+        logdet += math.log(chol[i, i])
+    out[d + d * d] = -0.5 * d * _LOG_2PI - logdet
 
 
 @njit(cache=True)
 def _mvn_param_loglik(param_all, k, Y, t):
-    param = param_all[k]
-    y = Y[t]
-    d = int(round((math.sqrt(4.0 * param.shape[0] + 1.0) - 1.0) / 2.0))
-    chol = param[d:d + d * d].reshape((d, d))
-    z = np.empty(d)
+    # row layout of _mvn_sample_param: (D + 1)^2 entries
+    d = int(round(math.sqrt(param_all.shape[1]))) - 1
+    c0 = d                     # Cholesky factor, row-major
+    z0 = d + d * d + 1         # scratch: whitened residual
     maha = 0.0
-    logdet = 0.0
     for i in range(d):
-        s = y[i] - param[i]
+        s = Y[t, i] - param_all[k, i]
         for j in range(i):
-            s -= chol[i, j] * z[j]
-        z[i] = s / chol[i, i]
-        maha += z[i] * z[i]
-        logdet += math.log(chol[i, i])
-    return -0.5 * d * _LOG_2PI - logdet - 0.5 * maha
+            s -= param_all[k, c0 + i * d + j] * param_all[k, z0 + j]
+        zi = s / param_all[k, c0 + i * d + i]
+        param_all[k, z0 + i] = zi
+        maha += zi * zi
+    return param_all[k, d + d * d] - 0.5 * maha
 
 
 # --------------------------------------------------------------------------
@@ -790,7 +795,7 @@ class MultivariateGaussian(EmissionFamily):
         return 1 + d + d * d + (d * d + 2 * d)    # + scratch columns
 
     def _n_params(self, d):
-        return d + d * d
+        return (d + 1) * (d + 1)      # mean, Cholesky factor, log normaliser, scratch
 
     def _summary(self, stats, hyp):
         d, post = int(hyp[0]), _niw_posterior_rows(stats, hyp)
