@@ -102,7 +102,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
+from .._hcrp import (_K, _M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
                      pred_prob, undo)
 from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_log_weight_linear
 from .._nrt import nrt_free, uniform_int
@@ -313,20 +313,22 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         index[k] = -1                  # label -> candidate column, -1 = 'new'
     n_acc = 0
     n_vis = 0
+    # a lower bound on the free labels, recounted (a pass over all C labels)
+    # only when it drops below a block's need: a block takes at most the
+    # fresh labels Q* opens in it, and freeing labels only raises the count
+    free_lb = -1
     for i in range(start, n_blocks):
         b = bstart[order[i]]
         e = bend[order[i]]
         L = e - b
         need = L + 2
-        if (scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need
-                or n_free_labels(vec) < need):
+        if free_lb < need:
+            free_lb = n_free_labels(vec)
+        if scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need or free_lb < need:
             return i, n_acc, n_vis, width, n_blocks
         # removing the block only closes root tables: the candidates are at
         # most the labels served now, plus 'new'
-        n_served = 0
-        for k in range(1, C):
-            if vec[MK, k] > 0:
-                n_served += 1
+        n_served = scal[_K]
         if n_served + 1 > width:
             return i, n_acc, n_vis, n_served + 1, n_blocks
         prev = 0 if seq_first[b] else x[b - 1]
@@ -346,7 +348,10 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         # ---- 2. candidate HMM in s0 ----
         m_tot = scal[_M_TOT]
         K = 0
+        n_served = scal[_K]
         for k in range(1, C):
+            if K == n_served:
+                break
             if vec[MK, k] > 0:
                 cand[K] = k
                 index[k] = K
@@ -389,6 +394,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         seed = nxt if nxt > 0 and vec[MK, nxt] == 0 else 0
         nq, qn = _crp_start(qlab, qcnt, seed)
         next_free = 1
+        n_fresh = 0
         log_q_new = 0.0
         for l in range(L):
             if pn[l] < K:
@@ -402,6 +408,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                 label = free_label(vec, next_free)
             if t == nq:
                 next_free = label + 1
+                n_fresh += 1
             nq = _crp_seat(qlab, qcnt, nq, t, label)
             qn += 1
             xn[l] = label
@@ -438,6 +445,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             for l in range(L):
                 x[b + l] = xn[l]
             n_acc += 1
+            free_lb -= n_fresh
             clear_log(scal)
         else:
             undo(mat, vec, tab, log, scal, conc)
