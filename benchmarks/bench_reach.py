@@ -11,6 +11,10 @@ benchmark's (:func:`bench_pgas_paper.make_problem`: weak prior ``lambda0 =
 and the posterior proposal. JIT compilation happens on a throw-away chain
 before the clock starts.
 
+``--prior paper`` uses the emission prior that approximates the paper's
+model instead (known sd 0.5, means ~ N(0, 2^2); ``bench_pgas_paper.PRIORS``);
+``benchmarks/results/reach.txt`` and ``reach_paperprior.txt`` hold the two.
+
 Printed per setting: for each sampler the median CPU seconds to K_true over
 the seeds (``-`` for a chain that did not get there within the cap, counted
 as infinite) and the seeds' values, then which sampler has the least median.
@@ -18,7 +22,7 @@ as infinite) and the seeds' values, then which sampler has the least median.
 Usage::
 
     python benchmarks/bench_reach.py [--seeds 3] [--cap 10] [--jobs 2]
-        [--samplers pgas rcd_gibbs rcd_blocked rcd_beam split_merge]
+        [--samplers pgas rcd_gibbs rcd_blocked rcd_beam split_merge] [--prior weak|paper]
 """
 
 import argparse
@@ -33,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from bench_pgas_paper import SAMPLER_OPTIONS, make_problem  # noqa: E402
+from bench_pgas_paper import PRIORS, SAMPLER_OPTIONS, make_problem  # noqa: E402
 from sk_ihmm.datasets import make_gaussian_hmm  # noqa: E402
 from sk_ihmm.samplers import get_sampler  # noqa: E402
 
@@ -41,11 +45,11 @@ T = 4000
 SAMPLERS = ["pgas", "rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge"]
 
 
-def time_to_k(name, k_true, k_init, seed, cap):
+def time_to_k(name, k_true, k_init, seed, cap, prior="weak"):
     """CPU seconds and sweeps to the first sweep with K == k_true (None if not
     within ``cap`` CPU seconds)."""
     X, _ = make_gaussian_hmm(T, n_states=k_true, random_state=0)
-    prob = make_problem(X, False, SAMPLER_OPTIONS[name])
+    prob = make_problem(X, False, SAMPLER_OPTIONS[name], prior)
     smp = get_sampler(name)
     x0 = np.random.default_rng([seed, k_true, k_init]).integers(1, k_init + 1, T)
     x0 = x0.astype(np.int64)
@@ -73,12 +77,16 @@ def main(argv=None):
     ap.add_argument("--cap", type=float, default=10.0, help="CPU seconds per chain")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--samplers", nargs="+", default=SAMPLERS)
+    ap.add_argument("--prior", choices=list(PRIORS), default="weak",
+                    help="emission prior of bench_pgas_paper: weak (default) or paper")
     args = ap.parse_args(argv)
     print(f"# python benchmarks/bench_reach.py --seeds {args.seeds} --cap {args.cap} "
-          f"--jobs {args.jobs} --samplers {' '.join(args.samplers)}")
+          f"--jobs {args.jobs} --samplers {' '.join(args.samplers)} --prior {args.prior}")
+    pr = ", ".join(f"{k}={v:g}" for k, v in PRIORS[args.prior].items())
+    print(f"# emission prior Gaussian({pr})")
     print("# CPU seconds to the first sweep with K == K_true: median over seeds "
           "(seeds' values); '-' = not within the cap")
-    tasks = [(name, k_true, k_init, seed, args.cap)
+    tasks = [(name, k_true, k_init, seed, args.cap, args.prior)
              for k_true in (4, 10) for k_init in (3, 30)
              for seed in range(args.seeds) for name in args.samplers]
     t0 = time.time()
@@ -91,7 +99,7 @@ def main(argv=None):
         for k_init in (3, 30):
             cells, medians = [], {}
             for name in args.samplers:
-                vals = [done[(name, k_true, k_init, s, args.cap)][0] for s in range(args.seeds)]
+                vals = [done[(name, k_true, k_init, s, args.cap, args.prior)][0] for s in range(args.seeds)]
                 secs = [np.inf if v is None else v for v in vals]
                 medians[name] = float(np.median(secs))
                 shown = ", ".join("-" if v is None else f"{v:.2f}" for v in vals)
