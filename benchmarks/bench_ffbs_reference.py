@@ -113,10 +113,14 @@ def settled_cost(smp, state, prob, rng, chunks=10, sweeps=20):
       (:func:`ffbs_ms_per_pass`, least of 5 medians of 20);
     * ``ratio_matched``: the median over the chunks of (ms per sweep of the
       chunk) / (mean over its sweeps of an FFBS pass at the sweep's ``K``),
-      the ratio at the same ``K`` sweep by sweep. It differs from
-      ``cost_ms / ffbs_ms`` where ``K`` fluctuates: a posterior that often
-      holds a small extra state pays for it in the sweep, and the reference
-      pass at the median ``K`` does not.
+      the ratio at the same ``K`` sweep by sweep, with the reference passes
+      timed right after the chunk (median of 5 per ``K``), so that both
+      sides of each ratio see the machine at the same moment. It differs
+      from ``cost_ms / ffbs_ms`` where ``K`` fluctuates (a posterior that
+      often holds a small extra state pays for it in the sweep, and the
+      reference pass at the median ``K`` does not) and where the machine's
+      speed drifts during the measurement (on a shared machine it does, by
+      up to about 8% between runs of the same chain).
 
     Everything is measured in this process.
     """
@@ -128,7 +132,7 @@ def settled_cost(smp, state, prob, rng, chunks=10, sweeps=20):
             passes[k] = min(ffbs_ms_per_pass(T, k, n_repeat=20) for _ in range(5))
         return passes[k]
 
-    best, ks, done = np.inf, [], []
+    best, ks, matched = np.inf, [], []
     for _ in range(chunks):
         chunk_ks, seconds = [], 0.0
         for _ in range(sweeps):
@@ -139,8 +143,8 @@ def settled_cost(smp, state, prob, rng, chunks=10, sweeps=20):
         ms = seconds / sweeps * 1e3
         best = min(best, ms)
         ks.extend(chunk_ks)
-        done.append((ms, chunk_ks))
-    matched = [ms / np.mean([ffbs(k) for k in chunk_ks]) for ms, chunk_ks in done]
+        paired = {k: ffbs_ms_per_pass(T, k) for k in set(chunk_ks)}   # timed now
+        matched.append(ms / np.mean([paired[k] for k in chunk_ks]))
     k = int(np.median(ks))
     return {"cost_ms": best, "cost_K": k, "ffbs_ms": ffbs(k),
             "ratio_matched": float(np.median(matched))}

@@ -14,8 +14,9 @@ Reported per run:
   K): after the budget, the least wall ms per sweep over 10 chunks of 20
   further sweeps, the median K over the chunks, an FFBS pass at that K, and
   their ratio; ``ratio_m``: the same ratio with the reference pass at the
-  K of each sweep (median over the chunks; the two differ where K
-  fluctuates) (:func:`bench_ffbs_reference.settled_cost`);
+  K of each sweep, timed right after each chunk (median over the chunks;
+  the two differ where K fluctuates or the machine's speed drifts)
+  (:func:`bench_ffbs_reference.settled_cost`);
 * ``settle``: first sweep (and CPU seconds) from which K stays within one of
   the truth for the rest of the run (``-`` if never);
 * ``NMI``: normalised mutual information of the final state sequence with the
