@@ -37,6 +37,7 @@ N_RUNS = 6          # chains per sampler
 BUDGET = 1.5        # CPU seconds per chain
 
 X, truth = make_sequence1(500)
+T = X.shape[0]
 family = Categorical(concentration=0.5)
 
 
