@@ -7,13 +7,15 @@ chains. Each chain starts from uniform random labels over ``K_init`` states
 (the same labels for every sampler of a seed) and stops at the first sweep
 with K == K_true, or after ``--cap`` CPU seconds. The model is the PGAS-paper
 benchmark's (:func:`bench_pgas_paper.make_problem`: weak prior ``lambda0 =
-0.01``, alpha and gamma resampled, non-sticky); pgas runs with N=10 particles
+0.01``, alpha and gamma resampled, non-sticky unless ``--sticky``); pgas runs with N=10 particles
 and the posterior proposal. JIT compilation happens on a throw-away chain
 before the clock starts.
 
 ``--prior paper`` uses the emission prior that approximates the paper's
 model instead (known sd 0.5, means ~ N(0, 2^2); ``bench_pgas_paper.PRIORS``);
-``benchmarks/results/reach.txt`` and ``reach_paperprior.txt`` hold the two.
+``--sticky`` runs the sticky model (``kappa`` resampled).
+``benchmarks/results/reach.txt``, ``reach_paperprior.txt`` and
+``reach_sticky.txt`` hold the three.
 
 Printed per setting: for each sampler the median CPU seconds to K_true over
 the seeds (``-`` for a chain that did not get there within the cap, counted
@@ -22,7 +24,7 @@ as infinite) and the seeds' values, then which sampler has the least median.
 Usage::
 
     python benchmarks/bench_reach.py [--seeds 3] [--cap 10] [--jobs 2]
-        [--samplers pgas rcd_gibbs rcd_blocked rcd_beam split_merge] [--prior weak|paper]
+        [--samplers pgas rcd_gibbs rcd_blocked rcd_beam split_merge] [--prior weak|paper] [--sticky]
 """
 
 import argparse
@@ -45,11 +47,11 @@ T = 4000
 SAMPLERS = ["pgas", "rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge"]
 
 
-def time_to_k(name, k_true, k_init, seed, cap, prior="weak"):
+def time_to_k(name, k_true, k_init, seed, cap, prior="weak", sticky=False):
     """CPU seconds and sweeps to the first sweep with K == k_true (None if not
     within ``cap`` CPU seconds)."""
     X, _ = make_gaussian_hmm(T, n_states=k_true, random_state=0)
-    prob = make_problem(X, False, SAMPLER_OPTIONS[name], prior)
+    prob = make_problem(X, sticky, SAMPLER_OPTIONS[name], prior)
     smp = get_sampler(name)
     x0 = np.random.default_rng([seed, k_true, k_init]).integers(1, k_init + 1, T)
     x0 = x0.astype(np.int64)
@@ -79,14 +81,17 @@ def main(argv=None):
     ap.add_argument("--samplers", nargs="+", default=SAMPLERS)
     ap.add_argument("--prior", choices=list(PRIORS), default="weak",
                     help="emission prior of bench_pgas_paper: weak (default) or paper")
+    ap.add_argument("--sticky", action="store_true",
+                    help="sticky model: kappa resampled (Gamma(1, 1), start 1) instead of kappa = 0")
     args = ap.parse_args(argv)
     print(f"# python benchmarks/bench_reach.py --seeds {args.seeds} --cap {args.cap} "
-          f"--jobs {args.jobs} --samplers {' '.join(args.samplers)} --prior {args.prior}")
+          f"--jobs {args.jobs} --samplers {' '.join(args.samplers)} --prior {args.prior}"
+          + (" --sticky" if args.sticky else ""))
     pr = ", ".join(f"{k}={v:g}" for k, v in PRIORS[args.prior].items())
     print(f"# emission prior Gaussian({pr})")
     print("# CPU seconds to the first sweep with K == K_true: median over seeds "
           "(seeds' values); '-' = not within the cap")
-    tasks = [(name, k_true, k_init, seed, args.cap, args.prior)
+    tasks = [(name, k_true, k_init, seed, args.cap, args.prior, args.sticky)
              for k_true in (4, 10) for k_init in (3, 30)
              for seed in range(args.seeds) for name in args.samplers]
     t0 = time.time()
@@ -99,7 +104,7 @@ def main(argv=None):
         for k_init in (3, 30):
             cells, medians = [], {}
             for name in args.samplers:
-                vals = [done[(name, k_true, k_init, s, args.cap, args.prior)][0] for s in range(args.seeds)]
+                vals = [done[(name, k_true, k_init, s, args.cap, args.prior, args.sticky)][0] for s in range(args.seeds)]
                 secs = [np.inf if v is None else v for v in vals]
                 medians[name] = float(np.median(secs))
                 shown = ", ".join("-" if v is None else f"{v:.2f}" for v in vals)
