@@ -12,15 +12,21 @@ of one do not leak into another) in this order:
    n_jobs=2 vs n_jobs=1 chain throughput;
 5. ``bench_sequence1.py`` if that file exists (with ``--quick``: its own
    ``--quick`` if it has one, else ``--runs 2 --budget 1`` and a separate
-   ``--out``).
+   ``--out``);
+6. ``bench_pgas_paper.py --iters 1000 --budget 90 --jobs 2`` -- the PGAS
+   paper's synthetic experiments, pgas beside rcd_beam and rcd_gibbs
+   (``--quick``: its own);
+7. ``bench_reach.py --seeds 5 --cap 10 --jobs 2`` -- CPU seconds to the true
+   number of states, every sampler (``--quick``: 2 seeds, 2 s cap).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
-(``run_quick.txt`` with ``--quick``); ``bench_real`` and ``bench_scale`` also
-write their own tables under ``benchmarks/results/``.
+(``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale`` and
+``bench_pgas_paper`` also write their own tables under ``benchmarks/results/``.
 
 Usage::
 
-    python benchmarks/run.py [--quick] [--only ffbs samplers real scale sequence1]
+    python benchmarks/run.py [--quick]
+        [--only ffbs samplers real scale sequence1 pgas_paper reach]
 """
 
 import argparse
@@ -32,7 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-NAMES = ("ffbs", "samplers", "real", "scale", "sequence1")
+NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "pgas_paper", "reach")
 
 
 def _sequence1_args(path, quick):
@@ -65,6 +71,10 @@ def commands(quick, samplers_budget):
     if os.path.exists(seq1):
         cmds.append(("sequence1", ["bench_sequence1.py", "--jobs", "2"]
                       + _sequence1_args(seq1, quick)))
+    cmds.append(("pgas_paper", ["bench_pgas_paper.py", "--jobs", "2"]
+                 + (["--quick"] if quick else ["--iters", "1000", "--budget", "90"])))
+    cmds.append(("reach", ["bench_reach.py", "--jobs", "2"]
+                 + (["--seeds", "2", "--cap", "2"] if quick else ["--seeds", "5", "--cap", "10"])))
     return cmds
 
 
