@@ -18,7 +18,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _messages
-from ._chain import make_problem, run_chain
+from ._chain import count_log_joints, make_problem, run_chain
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
 from .emissions import EmissionFamily, log_emission_matrix, make_emission
@@ -174,9 +174,11 @@ class InfiniteHMM(BaseEstimator):
     representative_ : (int, int)
         ``(chain, sample)`` of the representative sample: among the kept
         samples of all chains whose number of states is the most frequent
-        one, the sample with the highest ``log_joint``. Labels are only meaningful
-        within one sample (label switching), so point summaries and
-        :meth:`predict` use this one sample.
+        one, the sample with the highest joint log-likelihood at the level of
+        table counts, ``log p(x, m, o, y | alpha, gamma, kappa)`` (seatings
+        with the sample's table counts summed out; ``pgas``'s ``log_joint``).
+        Labels are only meaningful within one sample (label switching), so
+        point summaries and :meth:`predict` use this one sample.
     startprob_, transmat_ : ndarray
         Predictive start and transition probabilities of the representative
         sample (Makino et al. Eq. 31), renormalised over its ``n_states_``
@@ -362,8 +364,9 @@ class InfiniteHMM(BaseEstimator):
         keys = results[0]["trace"].keys()
         self.trace_ = {k: np.stack([r["trace"][k] for r in results]) for k in keys}
         # representative: the most probable kept sample among those with the
-        # most frequent number of states (a typical K, then the best sample)
-        lj = np.array([[s.log_joint for s in snaps] for snaps in self.snapshots_])
+        # most frequent number of states (a typical K, then the best sample),
+        # ranked by the joint at the level of table counts
+        lj = np.array([count_log_joints(snaps, problem) for snaps in self.snapshots_])
         ks = np.array([[s.n.shape[0] - 1 for s in snaps] for snaps in self.snapshots_])
         values, counts = np.unique(ks, return_counts=True)
         lj = np.where(ks == values[np.argmax(counts)], lj, -np.inf)

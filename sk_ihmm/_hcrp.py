@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit
 
 from ._nrt import hold
-from .emissions import add_labelled
+from .emissions import add_labelled, log_marginal_sum
 
 __all__ = ["Seating", "new_seating", "grow"]
 
@@ -405,6 +405,111 @@ def log_seating_prob(s):
         if vec[MK, k] > 0:
             lp += math.lgamma(vec[MK, k])
     return lp
+
+
+# ------------------------------------ the joint at the level of table counts
+@njit(cache=True)
+def log_stirling_table(n_max, t_max):
+    """``S[n, t] = log |s(n, t)|`` (Stirling numbers of the first kind)."""
+    S = np.full((n_max + 1, t_max + 1), -np.inf)
+    S[0, 0] = 0.0
+    for n in range(n_max):
+        ln = math.log(n) if n > 0 else -np.inf
+        for t in range(min(n + 1, t_max) + 1):
+            u = S[n, t] + ln
+            v = S[n, t - 1] if t > 0 else -np.inf
+            hi = max(u, v)
+            if hi == -np.inf:
+                S[n + 1, t] = -np.inf
+            else:
+                S[n + 1, t] = hi + math.log(math.exp(u - hi) + math.exp(v - hi))
+    return S
+
+
+@njit(cache=True)
+def log_count_prob(n, m, o, alpha, gamma, kappa, S):
+    """``log p(x, m, o | alpha, gamma, kappa)``: the seating prior at the level
+    of table counts, every seating with these counts summed out.
+
+    ``n[j, k]`` are the transition counts (row 0 the start restaurant, dishes
+    ``1..``), ``m[j, k]`` the root tables of restaurant ``j`` serving dish
+    ``k`` and ``o[j]`` the override tables of state restaurant ``j``; the
+    customers of a pair are seated at its tables in ``|s(n, t)|`` ways
+    (unsigned Stirling numbers of the first kind, ``S`` from
+    :func:`log_stirling_table`), and the override and root tables of a
+    self-transition in ``C(t, o)`` ways. Equivalently: ``beta`` and ``pi`` of
+    the stick-breaking representation integrated out.
+    """
+    K1 = n.shape[0]
+    la = math.log(alpha)
+    lp = 0.0
+    for j in range(K1):
+        nj = 0
+        for k in range(1, K1):
+            nj += n[j, k]
+        if nj == 0:
+            continue
+        c = alpha + (kappa if j > 0 else 0.0)
+        lp += math.lgamma(c) - math.lgamma(c + nj)
+        for k in range(1, K1):
+            if n[j, k] == 0:
+                continue
+            tables = m[j, k]
+            if j == k and o[j] > 0:
+                tables += o[j]
+                lp += (o[j] * math.log(kappa) + math.lgamma(tables + 1.0)
+                       - math.lgamma(o[j] + 1.0) - math.lgamma(m[j, k] + 1.0))
+            lp += S[n[j, k], tables] + m[j, k] * la
+    M = 0
+    n_dishes = 0
+    for k in range(1, K1):
+        mk = 0
+        for j in range(K1):
+            mk += m[j, k]
+        if mk > 0:
+            M += mk
+            n_dishes += 1
+            lp += math.lgamma(mk)
+    lp += math.lgamma(gamma) - math.lgamma(gamma + M) + n_dishes * math.log(gamma)
+    return lp
+
+
+@njit(cache=True)
+def _count_maxima(n, m, o):
+    """Largest transition count and largest table count (override tables
+    included) of any restaurant and dish."""
+    n_max = 0
+    t_max = 0
+    for j in range(n.shape[0]):
+        for k in range(n.shape[1]):
+            n_max = max(n_max, n[j, k])
+            t_max = max(t_max, m[j, k] + (o[j] if j == k else 0))
+    return n_max, t_max
+
+
+def log_stirling_cover(S, n, m, o):
+    """``S`` if it covers every ``(n_jk, tables_jk)`` of these counts, else a
+    larger :func:`log_stirling_table` (each side at least doubled)."""
+    n_max, t_max = _count_maxima(n, m, o)
+    if n_max < S.shape[0] and t_max < S.shape[1]:
+        return S
+    rows = S.shape[0] - 1 if n_max < S.shape[0] else max(n_max, 2 * (S.shape[0] - 1))
+    cols = S.shape[1] - 1 if t_max < S.shape[1] else max(t_max, 2 * (S.shape[1] - 1))
+    return log_stirling_table(rows, cols)
+
+
+def count_log_joint(n, m, o, stats, conc, fam, hyp, S):
+    """``log p(x, m, o, y | alpha, gamma, kappa)``: :func:`log_count_prob`
+    plus the emission marginal likelihood of the per-state statistics.
+
+    Unlike :func:`log_seating_prob` (one particular seating) it depends on the
+    seating only through the table counts, so it ranks labellings of
+    different chains; ``pgas`` reports it as its ``log_joint``. ``S`` must
+    cover the counts (:func:`log_stirling_cover`).
+    """
+    alpha, gamma, kappa = (float(v) for v in conc)
+    return float(log_count_prob(n, m, o, alpha, gamma, kappa, S)
+                 + log_marginal_sum(fam, stats, hyp))
 
 
 def check_invariants(s, x=None, seq_first=None):

@@ -80,6 +80,34 @@ def test_every_sampler_fits_every_family(sampler, emission):
     assert np.all(np.isfinite(model.trace_["log_joint"]))
 
 
+@pytest.mark.parametrize("sampler,kappa_prior", [("rcd_gibbs", None), ("rcd_blocked", (1.0, 1.0)),
+                                                 ("pgas", (1.0, 1.0))])
+def test_representative_by_count_level_joint(gauss_data, sampler, kappa_prior):
+    """The representative sample maximises log p(x, m, o, y) over the kept
+    samples with the modal K. For pgas that is its log_joint; for a collapsed
+    sampler it sums out the seatings with the sample's table counts, so it is
+    at least the log_joint of the one seating the chain holds, and larger
+    wherever a pair has two tables or more."""
+    from sk_ihmm._chain import count_log_joints
+
+    X, _ = gauss_data
+    model = InfiniteHMM(sampler=sampler, kappa_prior=kappa_prior, **FAST).fit(X)
+    problem = model._problem_
+    count = [count_log_joints(snaps, problem) for snaps in model.snapshots_]
+    native = [np.array([s.log_joint for s in snaps]) for snaps in model.snapshots_]
+    for c, n in zip(count, native):
+        if sampler == "pgas":
+            np.testing.assert_allclose(c, n, rtol=1e-12)
+        else:
+            assert np.all(c >= n - 1e-9) and np.all(c > n + 1.0)
+    ks = np.array([[s.n.shape[0] - 1 for s in snaps] for snaps in model.snapshots_])
+    values, counts = np.unique(ks, return_counts=True)
+    best = max(count[c][i] for c in range(len(count)) for i in range(len(count[c]))
+               if ks[c, i] == values[np.argmax(counts)])
+    ch, i = model.representative_
+    assert ks[ch, i] == values[np.argmax(counts)] and count[ch][i] == best
+
+
 def test_reproducible_across_n_jobs(gauss_data):
     X, _ = gauss_data
     a = InfiniteHMM(n_jobs=1, **FAST).fit(X)

@@ -14,6 +14,7 @@ import pytest
 
 from exact_posterior import log_prior_partition
 from sampler_harness import check_exact, make_problem, tiny_data
+from sk_ihmm import _hcrp
 from sk_ihmm.emissions import log_pred, param_loglik, sample_param, update
 from sk_ihmm.samplers import _pgas
 
@@ -90,16 +91,17 @@ def _table_configurations(n):
     ([1, 2, 2, 3, 3, 1], (2, 4), 0.7),
 ])
 def test_log_joint_sums_to_partition_prior(x, lengths, kappa):
-    """exp(log_joint) (without the emission term) summed over the table counts
-    is the HCRP prior probability of the partition."""
+    """exp(log_count_prob) (pgas's log_joint without the emission term)
+    summed over the table counts is the HCRP prior probability of the
+    partition."""
     alpha, gamma = 0.8, 1.7
     family, Y, dim = tiny_data("categorical", list(lengths))
     Y = np.zeros((len(x), 1))
     prob = make_problem(family, Y, dim, list(lengths), alpha, gamma, kappa, (False,) * 3)
     x = np.array(x, np.int64)
     n, _ = _pgas._counts(x, prob.Y, prob.seq_first, int(x.max()), prob.n_stats, prob.fam)
-    S = _pgas._log_stirling_table(len(x), len(x))
-    total = sum(np.exp(_pgas._log_seating(n, m, o, alpha, gamma, kappa, S))
+    S = _hcrp.log_stirling_table(len(x), len(x))
+    total = sum(np.exp(_hcrp.log_count_prob(n, m, o, alpha, gamma, kappa, S))
                 for m, o in _table_configurations(n))
     expected = np.exp(log_prior_partition(tuple(x - 1), lengths, alpha, gamma, kappa))
     assert total == pytest.approx(expected, rel=1e-10)

@@ -111,6 +111,7 @@ import numpy as np
 from numba import njit
 
 from .. import emissions as em
+from .._hcrp import count_log_joint, log_stirling_cover
 from .._hyper import resample_concentrations
 from .._labels import compact_labels
 from .._nrt import hold, uniform_int
@@ -846,86 +847,11 @@ def _sample_emission_params(stats, hyp, fam, n_params, rng):
     return phi
 
 
-@njit(cache=True)
-def _log_stirling_table(n_max, t_max):
-    """``S[n, t] = log |s(n, t)|`` (Stirling numbers of the first kind)."""
-    S = np.full((n_max + 1, t_max + 1), -np.inf)
-    S[0, 0] = 0.0
-    for n in range(n_max):
-        ln = math.log(n) if n > 0 else -np.inf
-        for t in range(min(n + 1, t_max) + 1):
-            u = S[n, t] + ln
-            v = S[n, t - 1] if t > 0 else -np.inf
-            hi = max(u, v)
-            if hi == -np.inf:
-                S[n + 1, t] = -np.inf
-            else:
-                S[n + 1, t] = hi + math.log(math.exp(u - hi) + math.exp(v - hi))
-    return S
-
-
-@njit(cache=True)
-def _log_seating(n, m, o, alpha, gamma, kappa, S):
-    """``log p(x, m, o | alpha, gamma, kappa)``, beta and pi integrated out."""
-    K1 = n.shape[0]
-    la = math.log(alpha)
-    lp = 0.0
-    for j in range(K1):
-        nj = 0
-        for k in range(1, K1):
-            nj += n[j, k]
-        if nj == 0:
-            continue
-        c = alpha + (kappa if j > 0 else 0.0)
-        lp += math.lgamma(c) - math.lgamma(c + nj)
-        for k in range(1, K1):
-            if n[j, k] == 0:
-                continue
-            tables = m[j, k]
-            if j == k and o[j] > 0:
-                tables += o[j]
-                lp += (o[j] * math.log(kappa) + math.lgamma(tables + 1.0)
-                       - math.lgamma(o[j] + 1.0) - math.lgamma(m[j, k] + 1.0))
-            lp += S[n[j, k], tables] + m[j, k] * la
-    M = 0
-    n_dishes = 0
-    for k in range(1, K1):
-        mk = 0
-        for j in range(K1):
-            mk += m[j, k]
-        if mk > 0:
-            M += mk
-            n_dishes += 1
-            lp += math.lgamma(mk)
-    lp += math.lgamma(gamma) - math.lgamma(gamma + M) + n_dishes * math.log(gamma)
-    return lp
-
-
-@njit(cache=True)
-def _count_maxima(n, m, o):
-    """Largest transition count and largest table count (override tables
-    included) of any restaurant and dish."""
-    n_max = 0
-    t_max = 0
-    for j in range(n.shape[0]):
-        for k in range(n.shape[1]):
-            n_max = max(n_max, n[j, k])
-            t_max = max(t_max, m[j, k] + (o[j] if j == k else 0))
-    return n_max, t_max
-
-
 def _log_joint(state, problem):
     """``log p(x, m, o, y | conc)`` (see the module docstring)."""
-    n_max, t_max = _count_maxima(state.n, state.m, state.o)
-    S = state._log_stirling
-    if n_max >= S.shape[0] or t_max >= S.shape[1]:
-        rows = S.shape[0] - 1 if n_max < S.shape[0] else max(n_max, 2 * (S.shape[0] - 1))
-        cols = S.shape[1] - 1 if t_max < S.shape[1] else max(t_max, 2 * (S.shape[1] - 1))
-        S = _log_stirling_table(rows, cols)
-        state._log_stirling = S
-    alpha, gamma, kappa = (float(v) for v in state.conc)
-    return float(_log_seating(state.n, state.m, state.o, alpha, gamma, kappa, S)
-                 + em.log_marginal_sum(problem.fam, state.stats, problem.hyp))
+    state._log_stirling = log_stirling_cover(state._log_stirling, state.n, state.m, state.o)
+    return count_log_joint(state.n, state.m, state.o, state.stats, state.conc, problem.fam,
+                           problem.hyp, state._log_stirling)
 
 
 @njit(cache=True)
