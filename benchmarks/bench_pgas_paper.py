@@ -152,7 +152,7 @@ class _CountView:
     """What :func:`sk_ihmm.samplers._pgas._log_joint` reads from a state."""
 
     def __init__(self):
-        self._log_stirling = np.zeros((1, 1))
+        self._log_stirling = None
 
     def of(self, state):
         self.n, self.m, self.o = state.n, state.m, state.o

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ._hcrp import count_log_joint, log_stirling_cover
+from ._hcrp import count_log_joint, log_stirling_for
 from ._labels import compact_labels
 from .emissions import log_prior_predictive
 from .samplers import get_sampler
@@ -109,14 +109,12 @@ def count_log_joints(snapshots, problem):
     (:func:`sk_ihmm._hcrp.count_log_joint`): for ``pgas`` it is the
     ``log_joint`` of the snapshot, for the collapsed samplers it sums out the
     seatings with the snapshot's table counts, which their ``log_joint``
-    (one particular seating) does not. One Stirling table serves every
-    snapshot.
+    (one particular seating) does not. One Stirling table, with rows for the
+    snapshots' transition counts only, serves them all.
     """
-    S = np.zeros((1, 1))
-    for snap in snapshots:
-        S = log_stirling_cover(S, snap.n, snap.m, snap.o)
+    table = log_stirling_for((snap.n, snap.m, snap.o) for snap in snapshots)
     return np.array([count_log_joint(snap.n, snap.m, snap.o, snap.stats, snap.conc,
-                                     problem.fam, problem.hyp, S) for snap in snapshots])
+                                     problem.fam, problem.hyp, table) for snap in snapshots])
 
 
 def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbose=0, chain_id=0):

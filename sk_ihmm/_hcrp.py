@@ -408,26 +408,45 @@ def log_seating_prob(s):
 
 
 # ------------------------------------ the joint at the level of table counts
+# A Stirling table is a pair ``(S, row)``: ``S[row[n], t] = log |s(n, t)|``
+# (unsigned Stirling numbers of the first kind) for the ``n`` it covers
+# (``row[n] >= 0``) and ``t < S.shape[1]``. ``pgas`` keeps a full table
+# (``row[n] = n``) that grows by doubling, as its counts are read every sweep;
+# the estimator scores its kept samples once, with rows for their counts only,
+# so the memory is (distinct counts) x (tables) rather than T x (tables).
+
 @njit(cache=True)
-def log_stirling_table(n_max, t_max):
-    """``S[n, t] = log |s(n, t)|`` (Stirling numbers of the first kind)."""
-    S = np.full((n_max + 1, t_max + 1), -np.inf)
-    S[0, 0] = 0.0
-    for n in range(n_max):
-        ln = math.log(n) if n > 0 else -np.inf
-        for t in range(min(n + 1, t_max) + 1):
-            u = S[n, t] + ln
-            v = S[n, t - 1] if t > 0 else -np.inf
-            hi = max(u, v)
-            if hi == -np.inf:
-                S[n + 1, t] = -np.inf
-            else:
-                S[n + 1, t] = hi + math.log(math.exp(u - hi) + math.exp(v - hi))
+def log_stirling_rows(ns, t_max):
+    """``S[i, t] = log |s(ns[i], t)|`` for ``t <= t_max``, ``ns`` non-decreasing,
+    by the recursion ``|s(n + 1, t)| = n |s(n, t)| + |s(n, t - 1)|`` on one
+    running row (memory ``len(ns) x (t_max + 1)``, time ``max(ns) x t_max``)."""
+    S = np.full((ns.shape[0], t_max + 1), -np.inf)
+    row = np.full(t_max + 1, -np.inf)
+    row[0] = 0.0
+    n = 0
+    for i in range(ns.shape[0]):
+        while n < ns[i]:
+            ln = math.log(n) if n > 0 else -np.inf
+            for t in range(min(n + 1, t_max), 0, -1):   # descending: row[t - 1] is still s(n, .)
+                u = row[t] + ln
+                v = row[t - 1]
+                hi = max(u, v)
+                row[t] = -np.inf if hi == -np.inf else hi + math.log(math.exp(u - hi)
+                                                                     + math.exp(v - hi))
+            row[0] = -np.inf
+            n += 1
+        S[i, :] = row
     return S
 
 
+def log_stirling_table(n_max, t_max):
+    """Full Stirling table ``(S, row)`` for ``n <= n_max``, ``t <= t_max``."""
+    ns = np.arange(n_max + 1, dtype=np.int64)
+    return log_stirling_rows(ns, t_max), ns
+
+
 @njit(cache=True)
-def log_count_prob(n, m, o, alpha, gamma, kappa, S):
+def log_count_prob(n, m, o, alpha, gamma, kappa, S, row):
     """``log p(x, m, o | alpha, gamma, kappa)``: the seating prior at the level
     of table counts, every seating with these counts summed out.
 
@@ -435,10 +454,9 @@ def log_count_prob(n, m, o, alpha, gamma, kappa, S):
     ``1..``), ``m[j, k]`` the root tables of restaurant ``j`` serving dish
     ``k`` and ``o[j]`` the override tables of state restaurant ``j``; the
     customers of a pair are seated at its tables in ``|s(n, t)|`` ways
-    (unsigned Stirling numbers of the first kind, ``S`` from
-    :func:`log_stirling_table`), and the override and root tables of a
-    self-transition in ``C(t, o)`` ways. Equivalently: ``beta`` and ``pi`` of
-    the stick-breaking representation integrated out.
+    (``(S, row)`` a Stirling table covering the counts), and the override and
+    root tables of a self-transition in ``C(t, o)`` ways. Equivalently:
+    ``beta`` and ``pi`` of the stick-breaking representation integrated out.
     """
     K1 = n.shape[0]
     la = math.log(alpha)
@@ -459,7 +477,7 @@ def log_count_prob(n, m, o, alpha, gamma, kappa, S):
                 tables += o[j]
                 lp += (o[j] * math.log(kappa) + math.lgamma(tables + 1.0)
                        - math.lgamma(o[j] + 1.0) - math.lgamma(m[j, k] + 1.0))
-            lp += S[n[j, k], tables] + m[j, k] * la
+            lp += S[row[n[j, k]], tables] + m[j, k] * la
     M = 0
     n_dishes = 0
     for k in range(1, K1):
@@ -487,28 +505,45 @@ def _count_maxima(n, m, o):
     return n_max, t_max
 
 
-def log_stirling_cover(S, n, m, o):
-    """``S`` if it covers every ``(n_jk, tables_jk)`` of these counts, else a
-    larger :func:`log_stirling_table` (each side at least doubled)."""
+def log_stirling_cover(table, n, m, o):
+    """``table`` (a full Stirling table, or ``None``) if it covers every
+    ``(n_jk, tables_jk)`` of these counts, else a larger full table (each side
+    at least doubled)."""
     n_max, t_max = _count_maxima(n, m, o)
+    S = np.zeros((0, 0)) if table is None else table[0]
     if n_max < S.shape[0] and t_max < S.shape[1]:
-        return S
+        return table
     rows = S.shape[0] - 1 if n_max < S.shape[0] else max(n_max, 2 * (S.shape[0] - 1))
     cols = S.shape[1] - 1 if t_max < S.shape[1] else max(t_max, 2 * (S.shape[1] - 1))
     return log_stirling_table(rows, cols)
 
 
-def count_log_joint(n, m, o, stats, conc, fam, hyp, S):
+def log_stirling_for(counts):
+    """A Stirling table with rows for exactly the transition counts of
+    ``counts``, an iterable of ``(n, m, o)``."""
+    ns, t_max = [np.zeros(1, np.int64)], 0
+    for n, m, o in counts:
+        ns.append(np.asarray(n, np.int64).ravel())
+        t_max = max(t_max, _count_maxima(n, m, o)[1])
+    ns = np.unique(np.concatenate(ns))
+    row = np.full(int(ns[-1]) + 1, -1, np.int64)
+    row[ns] = np.arange(ns.shape[0])
+    return log_stirling_rows(ns, t_max), row
+
+
+def count_log_joint(n, m, o, stats, conc, fam, hyp, table):
     """``log p(x, m, o, y | alpha, gamma, kappa)``: :func:`log_count_prob`
     plus the emission marginal likelihood of the per-state statistics.
 
     Unlike :func:`log_seating_prob` (one particular seating) it depends on the
     seating only through the table counts, so it ranks labellings of
-    different chains; ``pgas`` reports it as its ``log_joint``. ``S`` must
-    cover the counts (:func:`log_stirling_cover`).
+    different chains; ``pgas`` reports it as its ``log_joint``. ``table`` is a
+    Stirling table ``(S, row)`` covering the counts
+    (:func:`log_stirling_cover`, :func:`log_stirling_for`).
     """
     alpha, gamma, kappa = (float(v) for v in conc)
-    return float(log_count_prob(n, m, o, alpha, gamma, kappa, S)
+    S, row = table
+    return float(log_count_prob(n, m, o, alpha, gamma, kappa, S, row)
                  + log_marginal_sum(fam, stats, hyp))
 
 

@@ -121,3 +121,25 @@ def test_sweeps_keep_invariants(sampler):
     for _ in range(15):
         smp.step(state, prob, rng)
         _hcrp.check_invariants(state.seating, state.x, prob.seq_first)
+
+
+def test_stirling_tables():
+    """Known unsigned Stirling numbers of the first kind; rows for selected
+    counts (the estimator's table) equal those of the full table (pgas's)."""
+    S, row = _hcrp.log_stirling_table(8, 8)
+    known = {(0, 0): 1, (1, 1): 1, (4, 2): 11, (5, 3): 35, (6, 1): 120, (7, 4): 735, (8, 8): 1}
+    for (n, t), value in known.items():
+        assert np.exp(S[row[n], t]) == pytest.approx(value, rel=1e-12)
+    assert S[row[5], 0] == -np.inf and S[row[3], 4] == -np.inf
+    ns = np.array([0, 2, 5, 8], np.int64)
+    S_rows = _hcrp.log_stirling_rows(ns, 8)
+    np.testing.assert_array_equal(S_rows, S[ns])
+    # log_stirling_for: rows for exactly the counts given, the right maximum table count
+    n = np.array([[0, 5, 0], [0, 3, 2], [0, 1, 8]])
+    m = np.array([[0, 1, 0], [0, 2, 1], [0, 1, 3]])
+    o = np.array([0, 0, 2])
+    S_for, row_for = _hcrp.log_stirling_for([(n, m, o)])
+    assert S_for.shape == (6, 6)           # n in {0, 1, 2, 3, 5, 8}; tables up to 3 + 2
+    for v in (0, 1, 2, 3, 5, 8):
+        np.testing.assert_array_equal(S_for[row_for[v]], S[row[v], :6])
+    assert row_for[4] == -1

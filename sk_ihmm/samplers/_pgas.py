@@ -157,7 +157,7 @@ class PGASState:
         self.beta = self.pi = self.phi = None
         self.n = self.m = self.o = self.stats = None
         self.log_joint = np.nan
-        self._log_stirling = np.zeros((1, 1))
+        self._log_stirling = None     # Stirling table of _log_joint, grown on demand
 
     @property
     def n_states(self):
