@@ -43,7 +43,7 @@ counted). The summary table:
 * ``JLL_end``, ``JLL_2h``: ``log p(x, m, o, y | alpha, gamma, kappa)`` at
   the level of table *counts* (seatings summed out; beta, pi and the
   emission parameters integrated out), computed for every sampler with
-  :func:`sk_ihmm.samplers._pgas._log_joint` -- the final value and the mean
+  :func:`sk_ihmm._hcrp.count_log_joint` (pgas's ``log_joint``) -- the final value and the mean
   over the second half. ``native``: ``state.log_joint`` at the end, which for
   the RCD samplers is ``log p(x, tables, y)`` of one particular seating and
   so lower than the count-level value (not comparable with pgas's);
@@ -90,7 +90,7 @@ from sk_ihmm.datasets import make_gaussian_hmm  # noqa: E402
 from sk_ihmm.emissions import Gaussian  # noqa: E402
 from sk_ihmm.metrics import normalized_mutual_information  # noqa: E402
 from sk_ihmm.samplers import get_sampler  # noqa: E402
-from sk_ihmm.samplers._pgas import _log_joint as _count_level_log_joint  # noqa: E402
+from sk_ihmm._hcrp import count_log_joint, log_stirling_cover  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 T = 4000
@@ -148,18 +148,6 @@ def ffbs_cpu_ms_per_pass(n, K, n_repeat=21, seed=0):
     return 1e3 * float(np.median(times))
 
 
-class _CountView:
-    """What :func:`sk_ihmm.samplers._pgas._log_joint` reads from a state."""
-
-    def __init__(self):
-        self._log_stirling = None
-
-    def of(self, state):
-        self.n, self.m, self.o = state.n, state.m, state.o
-        self.stats, self.conc = state.stats, state.conc
-        return self
-
-
 def learned_transitions(state, fam, hyp):
     """Row-normalised transition counts of the used states, ordered by mean."""
     labels = np.unique(state.x)
@@ -201,7 +189,7 @@ def run_one(cfg):
     state = smp.init(prob, x0.copy(), rng)
     t_init = time.process_time() - t0
     ks, jll, jllc, secs, acc, kap = [], [], [], [], [], []
-    view = _CountView()
+    table = None    # Stirling table of the count-level joint, grown on demand
     cpu = 0.0
     for _ in range(iters):
         t0 = time.process_time()
@@ -210,7 +198,9 @@ def run_one(cfg):
         secs.append(cpu)  # sweeps only, bookkeeping below excluded
         ks.append(len(np.unique(state.x)))
         jll.append(float(state.log_joint))
-        jllc.append(_count_level_log_joint(view.of(state), prob))
+        table = log_stirling_cover(table, state.n, state.m, state.o)
+        jllc.append(count_log_joint(state.n, state.m, state.o, state.stats, state.conc,
+                                    prob.fam, prob.hyp, table))
         acc.append(float(info.get("accept_rate", np.nan)))
         kap.append(float(state.conc[2]))
         if budget is not None and secs[-1] >= budget:
