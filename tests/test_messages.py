@@ -262,7 +262,9 @@ def test_linear_forms_match_log_forms(seed):
     p = np.exp(w - logsumexp(w))
     g = np.random.default_rng(300 + seed)
     out = np.empty(L, dtype=np.int64)
-    work = np.empty((L + 2) * K)
+    work = np.empty((L + 2) * K + K * K)
+    with pytest.raises(ValueError, match="too small"):
+        ffbs_linear(init, A, E, fin, np.random.default_rng(0), out, work[:-1])
     n = 40000
     counts = np.zeros(len(p))
     for _ in range(n):

@@ -238,7 +238,7 @@ def _scratch_sizes(l_max, C, width):
     """Lengths of the float and the int64 pieces of the blocked kernel's
     scratch, in the order :func:`_carve` takes them (blocks of at most
     ``l_max`` steps, label capacity ``C``, at most ``width`` candidates)."""
-    floats = (C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width,
+    floats = (C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width + width * width,
               l_max * width, l_max * (width + 1))
     ints = (l_max, l_max, l_max, l_max, l_max + 1, l_max + 1, l_max, C, C,
             l_max + 1 + (l_max + 2) * width)
