@@ -161,14 +161,12 @@ def _sum_add(s, c, x):
 
 
 @njit(cache=True)
-def _transpose_into(A, out):
-    """``out[j, i] = A[i, j]``; returns ``out`` (a ``(K, K)`` view)."""
+def _transpose(A, At):
+    """``At[j, i] = A[i, j]`` (square matrices)."""
     K = A.shape[0]
-    At = out[:K * K].reshape((K, K))
     for i in range(K):
         for j in range(K):
             At[j, i] = A[i, j]
-    return At
 
 
 @njit(cache=True)
@@ -267,7 +265,8 @@ def _forward_log(log_init, log_trans, log_emit, alpha, store):
     K = log_init.shape[0]
     L = log_emit.shape[0]
     A, ashift = _linear_trans(log_trans)
-    At = _transpose_into(A, np.empty(K * K))
+    At = np.empty((K, K))
+    _transpose(A, At)
     pred = np.empty(K)
     m0 = _linear_vec(log_init, pred)
     logz = _forward(pred, At, log_emit, alpha, store, False)
@@ -312,7 +311,8 @@ def _ffbs(init, A, emit, final, rng, out, work, linear):
     alpha = work[:L * K].reshape((L, K))
     w = work[L * K:(L + 1) * K]
     pred = work[(L + 1) * K:(L + 2) * K]
-    At = _transpose_into(A, work[(L + 2) * K:])
+    At = work[(L + 2) * K:(L + 2) * K + K * K].reshape((K, K))
+    _transpose(A, At)
     for j in range(K):
         pred[j] = init[j]
     logz = _forward(pred, At, emit, alpha, True, linear)
