@@ -97,6 +97,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ._rng import as_generator
+
 __all__ = [
     "ffbs",
     "ffbs_linear",
@@ -468,8 +470,10 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     -----
     Shifts the weights to linear scale (the emissions row by row, with
     ``math.exp``, inside the forward pass) and runs the code of
-    :func:`ffbs_linear`.
+    :func:`ffbs_linear`. ``rng`` may also be a
+    :func:`sk_ihmm._rng.generator_handle` (cheaper to pass).
     """
+    rng = as_generator(rng)
     L, K = log_emit.shape
     if L == 0:
         return 0.0

@@ -10,6 +10,7 @@ from numba import njit
 
 from .. import _hcrp
 from .._hyper import resample_concentrations
+from .._rng import as_generator, generator_handle
 from ..emissions import log_marginal_sum
 
 
@@ -95,6 +96,7 @@ def log_joint(state, problem):
 def _finish(s, stats, fam, hyp, priors, resample, rng):
     """:func:`finish_sweep` in one kernel call: resample ``s.conc`` in place
     when asked (:mod:`sk_ihmm._hyper`), return the new ``log_joint``."""
+    rng = as_generator(rng)
     vec, scal, conc = s.vec, s.scal, s.conc
     if resample[0] or resample[1] or resample[2]:
         overrides = 0
@@ -109,4 +111,4 @@ def finish_sweep(state, problem, rng):
     """Resample concentrations (when asked) and refresh ``log_joint``."""
     state.log_joint = float(_finish(
         state.seating, state.stats, problem.fam, problem.hyp, problem.priors, problem.resample,
-        rng))
+        generator_handle(rng)))

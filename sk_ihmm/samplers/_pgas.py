@@ -115,6 +115,7 @@ from .._hcrp import count_log_joint, log_stirling_cover
 from .._hyper import resample_concentrations
 from .._labels import compact_labels
 from .._nrt import hold, uniform_int
+from .._rng import as_generator, generator_handle
 
 __all__ = ["PGASState", "init", "step"]
 
@@ -506,6 +507,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
     index of parity ``p``). No array is reassigned here (numba would count
     references at every iteration); the driver grows them between calls.
     """
+    rng = as_generator(rng)
     n_changed = 0
     g0 = starts[s] + t
     while s < starts.shape[0] and pi.shape[0] - 1 - K >= N:
@@ -766,8 +768,8 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
             _emission_terms(fam, phi, K0, Y, g0, min(n + 1, T - g0), ef, l_prior)
         s, t, K, changed = _csmc_range(
             s, t, g0 + n, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
-            alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v, cum, aw,
-            anc, tail, shapes, zcum, z_stamp, ef, l_prior)
+            alpha, gamma, kappa, hyp, zero_stats, fam, generator_handle(rng), X, A, logw, w, v,
+            cum, aw, anc, tail, shapes, zcum, z_stamp, ef, l_prior)
         n_changed += changed
     return pi, beta, phi, K, n_changed
 
@@ -859,6 +861,7 @@ def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc
                 resample, rng):
     """Steps 2-6 of the sweep in one kernel: counts, tables, concentrations,
     ``beta``, ``pi``, ``phi``. Returns ``(n, stats, m, o, conc, beta, pi, phi)``."""
+    rng = as_generator(rng)
     n, stats = _counts(x, Y, seq_first, K, n_stats, fam)
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     m, o = _sample_tables(n, beta_used, alpha, kappa, rng)
@@ -890,7 +893,8 @@ def _resample_parameters(state, problem, beta_used, rng):
      state.phi) = _parameters(
         state.x, problem.Y, problem.seq_first, int(state.x.max()), problem.n_stats,
         problem.emission._n_params(problem.dim), problem.fam, problem.hyp, beta_used,
-        np.asarray(state.conc, dtype=np.float64), problem.priors, problem.resample, rng,
+        np.asarray(state.conc, dtype=np.float64), problem.priors, problem.resample,
+        generator_handle(rng),
     )
     state.log_joint = _log_joint(state, problem)
 
@@ -939,6 +943,7 @@ def _explicit_set(x, pi, beta, phi, K, spare, eps, alpha, gamma, kappa, zero_sta
     Returns ``(pi, beta, phi, K, K0)``, the arrays with room for ``spare``
     more labels than the input (or more, if the realised states needed it).
     """
+    rng = as_generator(rng)
     pi, beta, phi = _resized(pi, beta, phi, K + 1 + spare)
     pi, beta, phi, K = _realise_down_to(
         pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp, fam, rng)
@@ -998,7 +1003,7 @@ def step(state, problem, rng):
     if posterior:
         pi, beta, phi, K, K0 = _explicit_set(x, state.pi, state.beta, state.phi, K, spare,
                                              _EXPLICIT_MASS, alpha, gamma, kappa, zero_stats,
-                                             problem.hyp, problem.fam, rng)
+                                             problem.hyp, problem.fam, generator_handle(rng))
     else:
         pi, beta, phi = _resized(state.pi, state.beta, state.phi, K + 1 + spare)
         K0 = K

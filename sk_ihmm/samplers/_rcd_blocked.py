@@ -106,6 +106,7 @@ from .._hcrp import (_K, _M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label,
                      pred_prob, undo)
 from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_log_weight_linear
 from .._nrt import nrt_free, uniform_int
+from .._rng import as_generator, generator_handle
 from ..emissions import log_proposal_block, update
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
@@ -301,6 +302,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     Compiled with numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`),
     so it allocates nothing: ``fbuf``, ``ibuf`` come from :func:`_scratch`.
     """
+    rng = as_generator(rng)
     mat, vec, tab, log, scal, conc = s
     C = mat.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
@@ -487,7 +489,8 @@ def _sweep(state, problem, rng, use_beam):
         plan = keep["plan"] = (starts, ends, size, np.empty(starts.shape[0], np.int64),
                                np.empty(n_max, np.int64), np.empty(n_max, np.int64),
                                np.empty(n_max, np.int64))
-    l_max = min(size, int((ends - starts).max()))
+        keep["l_max"] = min(size, int((ends - starts).max()))
+    l_max = keep["l_max"]
     need = l_max + 2
     pos, n_blocks, n_acc, n_vis = 0, -1, 0, 0
     while n_blocks < 0 or pos < n_blocks:
@@ -501,7 +504,7 @@ def _sweep(state, problem, rng, use_beam):
         pos, acc, vis, wanted, n_blocks = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
             problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, problem.hyp,
-            problem.prior_pred, rng, fbuf, ibuf, l_max, width,
+            problem.prior_pred, generator_handle(rng), fbuf, ibuf, l_max, width,
         )
         n_acc += acc
         n_vis += vis

@@ -28,6 +28,7 @@ import numpy as np
 from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, add_customer, clear_log, free_label,
                      is_free, pred_prob, remove_customer, undo)
 from .._nrt import nrt_free
+from .._rng import as_generator, generator_handle
 from ..emissions import log_pred, log_pred_block, update
 from ._collapsed import finish_sweep, init_collapsed
 
@@ -42,6 +43,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
     Returns ``(stop, n_accepted)``: ``stop == len(order)`` when done, else
     the position in ``order`` to resume from after growing the state.
     """
+    rng = as_generator(rng)
     mat, vec, tab, log, scal, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     n_acc = 0
@@ -149,7 +151,8 @@ def step(state, problem, rng):
         trans = np.empty(C + 1)
         pos, acc = _gibbs_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, order, pos, problem.fam, problem.hyp, rng, cand, logw, trans,
+            problem.seq_last, order, pos, problem.fam, problem.hyp, generator_handle(rng), cand,
+            logw, trans,
         )
         n_acc += acc
     finish_sweep(state, problem, rng)

@@ -118,6 +118,7 @@ from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, pred_prob, remove_customer, undo)
 from .._messages import path_log_weight
 from .._nrt import nrt_free, uniform_int
+from .._rng import as_generator, generator_handle
 from ..emissions import Categorical, log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs
 from ._collapsed import finish_sweep, init_collapsed
@@ -253,6 +254,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     work array comes from the caller (``small``: 8 floats, ``ibuf``: ``T + 2``
     integers).
     """
+    rng = as_generator(rng)
     T = x.shape[0]
     mat, vec, tab, log, scal, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
@@ -455,7 +457,8 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
         done = _sm_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
             problem.seq_last, int(n_trials), done, problem.fam, problem.hyp,
-            bool(early_stop), rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts,
+            bool(early_stop), generator_handle(rng), fb, fe, order, xsave, emit_buf, fwd_buf,
+            path_buf, counts,
             small, iwork,
         )
     return counts
