@@ -481,3 +481,40 @@ def test_long_sequence_no_underflow():
     n_vis = beam_sample(li, lt, le, lf, out, np.random.default_rng(1), out2)
     assert L <= n_vis <= L * K
     assert np.isfinite(path_log_weight(li, lt, le, lf, out2))
+
+
+def test_well_separated_states_flush_without_losing_accuracy():
+    """Well separated Gaussian states (the regime where the log forward pass
+    flushes masses below 1e-280 and emission factors below exp(-700)): log Z
+    and the posterior marginals still match the log-space references."""
+    K, L = 12, 3000
+    r = np.random.default_rng(4)
+    means = np.sort(r.normal(scale=36.0, size=K))
+    sds = r.uniform(0.5, 2.0, size=K)
+    A = 0.5 * r.dirichlet(np.ones(K), size=K) + 0.5 * np.eye(K)
+    z = np.empty(L, dtype=np.int64)
+    z[0] = 0
+    for t in range(1, L):
+        z[t] = r.choice(K, p=A[z[t - 1]])
+    y = means[z] + sds[z] * r.normal(size=L)
+    le = -0.5 * ((y[:, None] - means) / sds) ** 2 - np.log(sds) - 0.5 * np.log(2 * np.pi)
+    li, lt = np.log(np.full(K, 1.0 / K)), np.log(A)
+    d = le - le.max(axis=1, keepdims=True)
+    assert np.mean(d < -700) > 0.05          # the flush regime is exercised
+    ref = _logspace_forward(li, lt, le)
+    assert forward_loglik(li, lt, le) == pytest.approx(ref, rel=1e-12)
+    logz, gamma = forward_backward(li, lt, le)
+    assert logz == pytest.approx(ref, rel=1e-12)
+    # posterior marginals by a log-space forward-backward
+    la = np.empty((L, K))
+    lb = np.zeros((L, K))
+    la[0] = li + le[0]
+    for t in range(1, L):
+        la[t] = logsumexp(la[t - 1][:, None] + lt, axis=0) + le[t]
+    for t in range(L - 2, -1, -1):
+        lb[t] = logsumexp(lt + (le[t + 1] + lb[t + 1])[None, :], axis=1)
+    g_ref = np.exp(la + lb - ref)
+    np.testing.assert_allclose(gamma, g_ref, atol=1e-12)
+    out = np.empty(L, dtype=np.int64)
+    assert ffbs(li, lt, le, np.zeros(K), np.random.default_rng(0), out) == pytest.approx(
+        ref, rel=1e-12)
