@@ -39,6 +39,12 @@ exponentiating:
 The only residual risk is a *finite* spread of more than ~700 nats inside
 ``log_trans``, ``log_init`` or ``log_final`` (entries so small they underflow
 after the shift); weights that are probabilities never come close to this.
+On log weights the pass also sets to zero a filtered mass below 1e-280 (of
+the step's total) and an emission factor below ``exp(-700)`` (of the step's
+largest), so that no subnormal number -- slow to compute with -- reaches the
+arithmetic (``_FLUSH``); paths through them carry relative weight below
+1e-200. The prediction ``sum_i alpha_i A(i, j)`` is a dot product with the
+row ``j`` of the transposed matrix.
 
 Randomness comes only from a ``numpy.random.Generator`` passed in as ``rng``
 (``rng.random()``), so runs are reproducible from a seed.
