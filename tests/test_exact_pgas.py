@@ -11,8 +11,9 @@ import itertools
 
 import numpy as np
 import pytest
+from numba import njit
 
-from exact_posterior import log_prior_partition
+from exact_posterior import log_prior_partition, tv_distance, tv_threshold
 from sampler_harness import check_exact, make_problem, tiny_data
 from sk_ihmm import _hcrp
 from sk_ihmm.emissions import log_pred, param_loglik, sample_param, update
@@ -268,3 +269,31 @@ def test_binomial_from_top(m, p):
     np.testing.assert_allclose(freq, binom.pmf(np.arange(m + 1), m, p), atol=2.0 / n)
     # p ** m below the floating-point range: the caller draws one by one
     assert _pgas._binomial_from_top(2000, 0.5, 0.3) == -1
+
+
+@njit(cache=True)
+def _table_counts(nn, c, size, rng):
+    out = np.empty(size, np.int64)
+    for i in range(size):
+        out[i] = _pgas._crp_tables(nn, c, rng)
+    return out
+
+
+@pytest.mark.parametrize("nn, c", [(1, 0.5), (3, 0.1), (9, 0.3), (50, 0.3), (500, 2.5),
+                                   (40, 10.0), (1000, 0.05), (300, 60.0)])
+def test_crp_tables_antoniak(nn, c):
+    """The number of tables of nn CRP customers (direct draws, then thinning
+    over dyadic ranges) follows the Antoniak distribution
+    P(m) = |s(nn, m)| c^m Gamma(c) / Gamma(c + nn)."""
+    from scipy.special import gammaln
+
+    S = _hcrp.log_stirling_rows(np.array([nn]), nn)[0]
+    m = np.arange(nn + 1)
+    p = np.exp(S + m * np.log(c) + gammaln(c) - gammaln(c + nn))
+    n = 100_000
+    draws = _table_counts(nn, c, n, np.random.default_rng(nn))
+    freq = np.bincount(draws, minlength=nn + 1) / n
+    exact = {k: float(p[k]) for k in range(nn + 1) if p[k] > 0.0}
+    sampled = {k: float(freq[k]) for k in range(nn + 1) if freq[k] > 0.0}
+    assert tv_distance(sampled, exact) < tv_threshold(exact, n) + 1e-12
+    assert _table_counts(100, 1e-300, 10, np.random.default_rng(0)).max() == 1

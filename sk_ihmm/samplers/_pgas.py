@@ -789,6 +789,51 @@ def _counts(x, Y, seq_first, K, n_stats, fam):
     return n, stats
 
 
+#: :func:`_crp_tables` draws the first ``max(_TABLES_DIRECT, 4 c)``
+#: customers one by one, the rest by thinning.
+_TABLES_DIRECT = 8
+
+
+@njit(cache=True)
+def _crp_tables(nn, c, rng):
+    """Number of tables ``nn >= 1`` customers of a CRP with concentration
+    ``c > 0`` occupy: ``1 + sum_{i=1}^{nn-1} B_i``, ``B_i ~ Bernoulli(c / (i + c))``
+    independent (customer ``i + 1`` opens a table).
+
+    The first customers are drawn one by one; beyond ``i0 = max(8, 4 c)``
+    the successes are found by thinning, over the ranges ``[lo, 2 lo)``:
+    candidates are the successes of Bernoulli trials with the range's largest
+    probability ``p = c / (lo + c)``, reached by geometric jumps, and a
+    candidate ``i`` is kept with probability ``(c / (i + c)) / p``. That is an
+    exact draw of the same Bernoulli sequence with about ``c + 1`` jumps per
+    range instead of ``lo`` trials: ``O(c log nn)`` uniforms instead of
+    ``nn`` (about 20 instead of 400 for ``nn = 400``, ``c = 0.5``).
+    """
+    tables = 1
+    i0 = min(nn, max(_TABLES_DIRECT, int(4.0 * c) + 1))
+    for i in range(1, i0):
+        if rng.random() * (i + c) < c:
+            tables += 1
+    lo = i0
+    while lo < nn:
+        hi = min(2 * lo, nn)
+        p = c / (lo + c)
+        log_q = math.log1p(-p)
+        i = lo - 1
+        while True:
+            # next success of Bernoulli(p) trials after i: a geometric jump
+            # (compared as a float first: with p tiny the jump can exceed
+            # any integer)
+            jump = math.log(1.0 - rng.random()) / log_q      # log of (0, 1]
+            if jump >= hi - 1 - i:
+                break
+            i += 1 + int(jump)
+            if rng.random() * (i + c) < lo + c:    # keep with (c / (i + c)) / p
+                tables += 1
+        lo = hi
+    return tables
+
+
 @njit(cache=True)
 def _sample_tables(n, beta, alpha, kappa, rng):
     """Root-table counts ``m`` and override counts ``o`` given ``n`` and ``beta``.
@@ -808,10 +853,7 @@ def _sample_tables(n, beta, alpha, kappa, rng):
                 continue
             sticky = kappa if (j == k and j > 0) else 0.0
             c = alpha * beta[k] + sticky
-            tables = 1
-            for i in range(1, nn):
-                if rng.random() * (i + c) < c:
-                    tables += 1
+            tables = _crp_tables(nn, c, rng)
             if sticky > 0.0:
                 over = 0
                 for _ in range(tables):
