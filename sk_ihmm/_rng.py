@@ -20,10 +20,11 @@ caller holds the Generator, which is why the drivers make it per call
 (:func:`generator_handle` costs well under a microsecond) rather than keep it.
 
 This relies on numba's data model for ``Generator`` values (a struct of the
-bit generator's state address and ``next_*`` function pointers, numba
-0.59-0.68). The first :func:`generator_handle` checks that a handle draws
-what its Generator draws (:func:`handles_work`); if not (another numba),
-:func:`generator_handle` returns the Generator itself.
+bit generator's state address and ``next_*`` function pointers; written
+against numba 0.68). The first :func:`generator_handle` checks that a handle
+draws what its Generator draws (:func:`handles_work`); if not (another
+numba, or ``NUMBA_DISABLE_JIT``), :func:`generator_handle` returns the
+Generator itself.
 """
 
 import ctypes
