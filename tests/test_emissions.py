@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from sk_ihmm.emissions import (
+    SHIFTED_FLOOR,
     Categorical,
     Gaussian,
     MultivariateGaussian,
@@ -107,6 +108,13 @@ def test_shifted_param_loglik_block(family, Y, dim):
     want -= want.max(axis=1, keepdims=True)
     np.testing.assert_allclose(out[:length, :n + 1], want, rtol=1e-12, atol=1e-12)
     assert np.all(out[length] == 7.0) and np.all(out[:, n + 1] == 7.0)
+    # a caller's term far below the others is clamped at SHIFTED_FLOOR
+    out[:length, 0] = -1e4
+    shifted_param_loglik_block(fam, param, n, Y, start, length, out)
+    assert np.all(out[:length, 0] == SHIFTED_FLOOR)
+    raw = want[:, 1:] - want[:, 1:].max(axis=1, keepdims=True)
+    np.testing.assert_allclose(out[:length, 1:n + 1], np.maximum(raw, SHIFTED_FLOOR),
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_gaussian_welford_is_stable_for_large_offsets():
