@@ -404,9 +404,11 @@ def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior):
     exp(mx_t)`` for the explicit states ``k = 1..K0`` and ``ef[c, 0] = L_t /
     exp(mx_t)``, with ``log L_t = l_prior[t]`` (the problem's ``prior_pred``)
     and ``mx_t`` the largest of the ``K0 + 1`` log terms (a shift common to
-    every particle of the step). The explicit states' parameters do not
-    change during a CSMC sweep, so the terms are computed ahead, a chunk at a
-    time; the exponentials by numpy's vectorised ``exp``.
+    every particle of the step); a term below ``exp(-700)`` is raised to it
+    (:data:`sk_ihmm.emissions.SHIFTED_FLOOR`: numpy's ``exp`` is slow on
+    results that underflow). The explicit states' parameters do not change
+    during a CSMC sweep, so the terms are computed ahead, a chunk at a time;
+    the exponentials by numpy's vectorised ``exp``.
     """
     ef[:n, 0] = l_prior[start:start + n]
     em.shifted_param_loglik_block(fam, phi, K0, Y, start, n, ef)
