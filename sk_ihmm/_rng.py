@@ -39,7 +39,6 @@ __all__ = ["generator_handle", "as_generator", "handles_work"]
 
 # handle layout (uint64): the fields of numba's bit generator model
 _STATE_ADDRESS, _STATE, _NEXT_U64, _NEXT_U32, _NEXT_DOUBLE = range(5)
-_HANDLE_LEN = 5
 
 # per bit-generator class: the addresses of its next_* functions
 _FNPTRS = {}
@@ -118,6 +117,10 @@ def generator_handle(rng):
     """
     if isinstance(rng, np.ndarray) or not handles_work():
         return rng
+    return _make_handle(rng)
+
+
+def _make_handle(rng):
     bitgen = rng.bit_generator
     u64, u32, dbl = _fnptrs(bitgen)
     addr = bitgen.ctypes.state_address
@@ -145,11 +148,7 @@ def _check_handles():
     try:
         a = np.random.default_rng(12345)
         b = np.random.default_rng(12345)
-        bitgen = a.bit_generator
-        u64, u32, dbl = _fnptrs(bitgen)
-        addr = bitgen.ctypes.state_address
-        h = np.array((addr, addr, u64, u32, dbl), dtype=np.uint64)
-        return _probe(h) == b.random() and a.random() == b.random()
+        return _probe(_make_handle(a)) == b.random() and a.random() == b.random()
     except Exception:  # pragma: no cover - depends on numba internals
         return False
 
