@@ -191,7 +191,7 @@ def _predict(prev, At, pred):
 
 #: The forward pass on log weights sets to zero a filtered mass below
 #: ``_FLUSH`` (relative to the step's total, 1) and an emission factor below
-#: ``exp(-700)`` (relative to the step's largest): such values would
+#: ``exp(_EXP_FLOOR)`` (relative to the step's largest): such values would
 #: otherwise decay into subnormal numbers, on which every arithmetic
 #: operation takes a slow path (an FFBS pass of a 12-state HMM with well
 #: separated means took 2.4 times as long as one of a 10-state HMM; now
@@ -199,6 +199,7 @@ def _predict(prev, At, pred):
 #: clamped at ``exp(-300)`` (:func:`linear_weights`) and their transition
 #: weights are predictive probabilities.
 _FLUSH = 1e-280
+_EXP_FLOOR = -700.0
 
 
 @njit(cache=True)
@@ -257,7 +258,7 @@ def _forward(pred, At, emit, alpha, store, linear):
             for j in range(K):
                 pj = pred[j]
                 d = emit[t, j] - m
-                v = pj * math.exp(d) if pj > 0.0 and d > -700.0 else 0.0   # see _FLUSH
+                v = pj * math.exp(d) if pj > 0.0 and d > _EXP_FLOOR else 0.0   # see _FLUSH
                 alpha[r, j] = v
                 sm += v
             msum, mcomp = _sum_add(msum, mcomp, m)
