@@ -147,9 +147,14 @@ def _cat_param_loglik(param, k, Y, t):
 # --------------------------------------------------------------------------
 # 1-D Gaussian with a Normal-Inverse-Gamma prior.
 # sigma^2 ~ InvGamma(a0, b0), mu | sigma^2 ~ N(mu0, sigma^2 / lambda0).
-# stats = [n, mean, M2, cache_valid, mu_n, log_norm, 1/(nu s^2), (nu+1)/2]:
-# Welford moments (removal as stable as addition) and a cache of the Student-t
-# predictive that update() invalidates and log_pred() refills.
+# stats = [n, mean, M2, cache_valid, mu_n, log_norm, 1/(nu s^2), (nu+1)/2,
+#          marginal_valid, log_marginal]:
+# Welford moments (removal as stable as addition), a cache of the Student-t
+# predictive that update() invalidates and log_pred() refills, and one of the
+# log marginal likelihood (_gauss_log_marginal). An RCD move reads the
+# marginal of each label of its block before and after removing the block
+# (move_block) and again before and after seating the proposal; with the
+# cache the first read of each pair finds the value the previous move left.
 # hyp = [mu0, lambda0, a0, b0]
 # --------------------------------------------------------------------------
 @njit(cache=True)
@@ -253,6 +258,7 @@ def _gauss_update(stats, k, Y, t, sign):
         stats[k, 0] = n_new
         stats[k, 1] = mean_new
         stats[k, 3] = 0.0
+        stats[k, 8] = 0.0
     hold(stats)
     hold(Y)
 
@@ -260,10 +266,15 @@ def _gauss_update(stats, k, Y, t, sign):
 @njit(cache=True)
 def _gauss_log_marginal(stats, k, hyp):
     # log p(observations of k) up to a constant of the prior (f(0) = 0 is not
-    # enforced: only differences are used)
+    # enforced: only differences are used); cached in columns 8, 9
+    if stats[k, 8] != 0.0:
+        return stats[k, 9]
     n = stats[k, 0]
     _, lam_n, a_n, b_n = _nig_posterior(n, stats[k, 1], stats[k, 2], hyp)
-    return math.lgamma(a_n) - a_n * math.log(b_n) - 0.5 * math.log(lam_n) - 0.5 * n * _LOG_2PI
+    v = math.lgamma(a_n) - a_n * math.log(b_n) - 0.5 * math.log(lam_n) - 0.5 * n * _LOG_2PI
+    stats[k, 9] = v
+    stats[k, 8] = 1.0
+    return v
 
 
 @njit(cache=True)
@@ -709,7 +720,7 @@ class Gaussian(EmissionFamily):
         return np.array([self.mu0, self.lambda0, self.a0, self.b0], dtype=np.float64)
 
     def _n_stats(self, n_features):
-        return 8
+        return 10
 
     def _n_params(self, n_features):
         return 4
@@ -953,6 +964,7 @@ def _gauss_add_labelled(stats, x, Y):
         stats[k, 2] += m2[k] + delta * delta * (na * n[k] / tot)
         stats[k, 0] = tot
         stats[k, 3] = 0.0
+        stats[k, 8] = 0.0
 
 
 @njit(cache=True)

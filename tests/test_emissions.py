@@ -202,7 +202,8 @@ def test_add_labelled_equals_sequential_updates(family, Y, dim):
     start = np.zeros((5, family._n_stats(dim)))
     for t in range(0, T, 2):                       # rows 1 and 2 hold data before
         update(fam, start, 1 + t % 4 // 2, Y, t, 1.0)
-    log_pred(fam, start, 1, hyp, Y, 0)              # fills the Gaussian cache
+    log_pred(fam, start, 1, hyp, Y, 0)              # fills the Gaussian caches:
+    log_marginal_sum(fam, start, hyp)               # predictive and marginal
     ref, got = start.copy(), start.copy()
     for t in range(T):
         update(fam, ref, labels[t], Y, t, 1.0)
@@ -213,6 +214,8 @@ def test_add_labelled_equals_sequential_updates(family, Y, dim):
     for k in (1, 2, 3, 4):
         assert np.isclose(log_pred(fam, got, k, hyp, Y, 1), log_pred(fam, ref, k, hyp, Y, 1),
                           rtol=1e-10)
+    assert np.isclose(log_marginal_sum(fam, got, hyp), log_marginal_sum(fam, ref, hyp),
+                      rtol=1e-12)
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
