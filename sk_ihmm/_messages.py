@@ -434,13 +434,17 @@ def linear_weights(log_w, out, scratch):
     The exponential is a branch-free polynomial that the compiler
     vectorises (about 1 ns a value here, against about 5 for a scalar
     ``math.exp``; numba has no vector math library), relative error below
-    1e-12. Such weights are exact for a Metropolis-Hastings proposal as
-    long as both directions use the same values.
+    1e-8. Such weights are exact for a Metropolis-Hastings proposal as long
+    as both directions use the same values, whatever their error; the error
+    only moves the proposal (by a factor within 1 +- 1e-8 of the intended
+    one). Degree 7 rather than 11 (error 1e-16) takes a quarter off this
+    function (125 blocks of 32 steps x 5 states: 34 -> 25 microseconds).
 
     ``exp(x) = 2^n exp(r)``, ``n = round(x / ln 2)``, ``|r| <= ln 2 / 2``:
     ``n`` by adding and subtracting ``1.5 * 2^52`` (whose last bits then hold
     it), ``r`` with ``ln 2`` in two parts, ``exp(r)`` by its Taylor polynomial
-    of degree 11 (Horner), ``2^n`` by adding ``n`` to the exponent field.
+    of degree 7 (Horner; remainder below ``(ln 2 / 2)^8 / 8! < 6e-9``),
+    ``2^n`` by adding ``n`` to the exponent field.
     """
     K, L = log_w.shape
     mx = scratch[K]
@@ -459,8 +463,7 @@ def linear_weights(log_w, out, scratch):
             n = r - _ROUND
             r = (v - n * 0.693145751953125) - n * 1.4286068203094173e-06
             out[j, t] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
-                1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0 + r * (1.0 / 40320.0 + r * (
-                    1.0 / 362880.0 + r * (1.0 / 3628800.0 + r * (1.0 / 39916800.0)))))))))))
+                1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))))
     ob = out.reshape(K * L).view(np.int64)
     nb = scratch[:K].reshape(K * L).view(np.int64)
     for i in range(K * L):

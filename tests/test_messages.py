@@ -233,7 +233,7 @@ def test_ffbs_sample_distribution(seed):
 def test_linear_weights_is_a_shifted_clamped_exp():
     """The vectorised exp of the proposal weights (label-major): each step
     shifted by its maximum over the states, clamped at LINEAR_WEIGHT_FLOOR,
-    relative error below 1e-12 (also for huge spreads, ties, steps of one
+    relative error below 1e-8 (also for huge spreads, ties, steps of one
     value and a single state)."""
     r = np.random.default_rng(0)
     le = np.concatenate([r.normal(scale=50.0, size=(40, 7)), r.uniform(-400, 300, size=(40, 7)),
@@ -243,7 +243,7 @@ def test_linear_weights_is_a_shifted_clamped_exp():
         out, scratch = np.empty_like(lw), np.full((K + 1, L), np.nan)
         linear_weights(lw, out, scratch)
         want = np.exp(np.maximum(lw - lw.max(axis=0), LINEAR_WEIGHT_FLOOR))
-        np.testing.assert_allclose(out, want, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(out, want, rtol=1e-8, atol=0)
         assert np.all(out.max(axis=0) == 1.0)
 
 
