@@ -96,6 +96,20 @@ cheaper), so a step costs O(active states x K) operations but weighs only
 the emissions of the states reached (O(K^2) multiply-adds and K exps for
 ``ffbs``).  Rows are not sorted: for the small blocks of the RCD samplers a
 per-call sort cost more than the comparisons it saved.
+
+Diagonal steps: when a slice ``u_t`` is at least the largest weight off the
+diagonal of the row of every state active at ``t - 1``, ``max_{j != i} A(i,
+j)``, the indicator ``A(i, j) > u_t`` is zero for every active ``i`` and
+``j != i``: the only transitions left are ``i -> i`` with ``A(i, i) > u_t``. The forward step then carries each active state's mass to
+itself (O(active states)), and the backward step has one state with
+positive weight, ``x_{t-1} = x_t``, so it is set without a draw (a draw
+from a point mass is that point; the move's distribution is unchanged, its
+stream of uniforms shorter). When the self-transitions dominate -- the
+sticky data the beam sampler is meant for -- most slices
+``u_t = A(x_{t-1}, x_t) U`` land above the off-diagonal weights: in settled
+``rcd_beam`` chains (blocks of 64) 64% of the steps after the first of a
+block are diagonal on the 4-state and 69% on the 10-state Gaussian data
+(T = 4000), and the sweep got about 6% and 15% cheaper.
 """
 
 import math
@@ -608,6 +622,16 @@ def beam_sample_linear(init, A, emit, final, path_old, rng, out, fwork, iwork):
 _BEAM_DENSE_MIN_K = 8
 
 
+@njit(cache=True, inline="always")
+def _diagonal_step(off, idx, lo, hi, vt):
+    """Whether the slice ``vt`` is at least the largest off-diagonal weight
+    ``off[i]`` of every active state ``i = idx[lo:hi]``."""
+    for p in range(lo, hi):
+        if off[idx[p]] > vt:
+            return False
+    return True
+
+
 @njit(cache=True)
 def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
     """The move of :func:`beam_sample_linear` (linear ``emit``) and
@@ -644,6 +668,17 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
         v[t] = wv * rng.random()
         x = y
 
+    # the largest weight off the diagonal of each row (in wbuf until the
+    # backward pass): a slice at or above it for every active state admits
+    # only self-transitions (see "Diagonal steps" in the module docstring)
+    off = wbuf
+    for i in range(K):
+        m = 0.0
+        for j in range(K):
+            if i != j and A[i, j] > m:
+                m = A[i, j]
+        off[i] = m
+
     # ---- 2. sparse forward filter (CSR storage: ptr / idx / val): only the
     # states with positive mass are stored and propagated
     for j in range(K):
@@ -659,6 +694,16 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
                     touched[nt] = j
                     nt += 1
                     pred[j] = 1.0
+        elif _diagonal_step(off, idx, ptr[t - 1], ptr[t], vt):
+            # each active state can only stay; v[t] < 0 marks the step for
+            # the backward pass
+            v[t] = -1.0
+            for p in range(ptr[t - 1], ptr[t]):
+                i = idx[p]
+                if A[i, i] > vt:
+                    touched[nt] = i
+                    nt += 1
+                    pred[i] = val[p]
         elif K > _BEAM_DENSE_MIN_K:
             # dense over the states and branch-free (a select the compiler
             # vectorises); a state is reachable iff its sum is positive, the
@@ -730,9 +775,13 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
     x = idx[start + _sample_index(wbuf, n, rng)]
     out[L - 1] = x
     for t in range(L - 1, 0, -1):
+        vt = v[t]
+        if vt < 0.0:
+            # a diagonal step: x_{t-1} = x_t is the only state with weight
+            out[t - 1] = x
+            continue
         start = ptr[t - 1]
         n = ptr[t] - start
-        vt = v[t]
         for q in range(n):
             i = idx[start + q]
             wbuf[q] = val[start + q] if A[i, x] > vt else 0.0

@@ -297,16 +297,22 @@ def _run_beam_chain(li, lt, le, lf, start, n_iter, seed):
     return codes, visited
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_beam_sample_invariant_distribution(seed):
+@pytest.mark.parametrize("seed, sticky", [(0, 0.0), (1, 0.0), (2, 1.5)])
+def test_beam_sample_invariant_distribution(seed, sticky):
     """Run beam_sample as a Markov chain: its empirical path distribution must
     match the exact one.  The threshold is the iid 99.9% TV quantile times
     sqrt(10) (allowance for an integrated autocorrelation time <= 10, which
     is also asserted).  Slicing on row-normalised weights, keeping the
     transition weights next to the indicators, or not slicing the initial
-    factor all give TV > 0.05 here (checked by mutation)."""
+    factor all give TV > 0.05 here (checked by mutation). ``sticky`` raises
+    the log self-transitions, so that many slices make diagonal steps (see
+    the module docstring); taking a step as diagonal when only the state of
+    the old path (not every active state) has its off-diagonal weights below
+    the slice, or keeping a state there without its self-transition above
+    the slice, fails it (checked by mutation)."""
     K, L = 3, 4
     li, lt, le, lf = make_problem(seed, K=K, L=L, forbid=True)
+    lt = lt + sticky * np.eye(K)
     P, w = enumerate_paths(li, lt, le, lf)
     p = np.exp(w - logsumexp(w))
     n = 60000
