@@ -103,7 +103,7 @@ import numpy as np
 from numba import njit
 
 from .._hcrp import (_K, _M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
-                     pred_prob, undo)
+                     pred_prob, root_prob, undo)
 from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_log_weight_linear
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
@@ -239,7 +239,7 @@ def _scratch_sizes(l_max, C, width):
     """Lengths of the float and the int64 pieces of the blocked kernel's
     scratch, in the order :func:`_carve` takes them (blocks of at most
     ``l_max`` steps, label capacity ``C``, at most ``width`` candidates)."""
-    floats = (C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width + width * width,
+    floats = (C, 2 * C, C * C, l_max * width, (l_max + 2) * width + l_max * width + width * width,
               l_max * width, l_max * (width + 1))
     ints = (l_max, l_max, l_max, l_max, l_max + 1, l_max + 1, l_max, C, C,
             l_max + 1 + (l_max + 2) * width)
@@ -367,14 +367,21 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         log_emit = emit_buf[:K1 * L].reshape((K1, L))
         weights = lin_buf[:K1 * L].reshape((K1, L))
         emit = weights.T
+        # pred_prob(j -> k) = (n[j, k] + alpha p0(k) + [j == k] kappa) / (n_j + alpha +
+        # kappa) for a state restaurant j: the matrix from the candidates'
+        # root terms alpha p0(k) (root_w) and one reciprocal per row, without a
+        # division per entry (proposal weights: any consistent values are exact)
+        root_w = final_buf[C:C + K1]
+        for d in range(K1):
+            root_w[d] = alpha * root_prob(vec[MK, cand[d]], m_tot, gamma)
         for c in range(K1):
             k = cand[c]
             init[c] = pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
                                 alpha, gamma, kappa, prev, k)
+            inv = 1.0 / (vec[NJ, k] + alpha + kappa)
             for d in range(K1):
-                kd = cand[d]
-                trans[c, d] = pred_prob(mat[N, k, kd], vec[NJ, k], vec[MK, kd], m_tot,
-                                        alpha, gamma, kappa, k, kd)
+                trans[c, d] = (mat[N, k, cand[d]] + root_w[d]) * inv
+            trans[c, c] += kappa * inv
             final[c] = 1.0 if nxt <= 0 else pred_prob(
                 mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
