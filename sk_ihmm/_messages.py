@@ -100,7 +100,8 @@ per-call sort cost more than the comparisons it saved.
 Diagonal steps: when a slice ``u_t`` is at least the largest weight off the
 diagonal of the row of every state active at ``t - 1``, ``max_{j != i} A(i,
 j)``, the indicator ``A(i, j) > u_t`` is zero for every active ``i`` and
-``j != i``: the only transitions left are ``i -> i`` with ``A(i, i) > u_t``. The forward step then carries each active state's mass to
+``j != i``: the only transitions left are ``i -> i`` with ``A(i, i) >
+u_t``. The forward step then carries each active state's mass to
 itself (O(active states)), and the backward step has one state with
 positive weight, ``x_{t-1} = x_t``, so it is set without a draw (a draw
 from a point mass is that point; the move's distribution is unchanged, its
