@@ -119,6 +119,7 @@ import numpy as np
 from numba import njit
 
 from ._rng import as_generator
+from ._vmath import exp_poly7, exp_reduce, exp_scale
 
 __all__ = [
     "ffbs",
@@ -427,8 +428,6 @@ def ffbs_linear(init, A, emit, final, rng, out, work):
 #: ``exp`` argument below which :func:`linear_weights` clamps (e^-300 is
 #: about 5e-131: products of a block's weights stay far from underflow).
 LINEAR_WEIGHT_FLOOR = -300.0
-_ROUND = 6755399441055744.0          # 1.5 * 2**52: adding it rounds to an integer
-_ROUND_BITS = 0x4338000000000000     # its bit pattern
 
 
 @njit(cache=True)
@@ -446,20 +445,14 @@ def linear_weights(log_w, out, scratch):
     C-contiguous float array of shape ``(K + 1, L)``; ``out`` is
     C-contiguous.
 
-    The exponential is a branch-free polynomial that the compiler
-    vectorises (about 1 ns a value here, against about 5 for a scalar
-    ``math.exp``; numba has no vector math library), relative error below
-    1e-8. Such weights are exact for a Metropolis-Hastings proposal as long
-    as both directions use the same values, whatever their error; the error
-    only moves the proposal (by a factor within 1 +- 1e-8 of the intended
-    one). Degree 7 rather than 11 (error 1e-16) takes a quarter off this
-    function (125 blocks of 32 steps x 5 states: 34 -> 25 microseconds).
-
-    ``exp(x) = 2^n exp(r)``, ``n = round(x / ln 2)``, ``|r| <= ln 2 / 2``:
-    ``n`` by adding and subtracting ``1.5 * 2^52`` (whose last bits then hold
-    it), ``r`` with ``ln 2`` in two parts, ``exp(r)`` by its Taylor polynomial
-    of degree 7 (Horner; remainder below ``(ln 2 / 2)^8 / 8! < 6e-9``),
-    ``2^n`` by adding ``n`` to the exponent field.
+    The exponential is the branch-free polynomial of :mod:`sk_ihmm._vmath`,
+    which the compiler vectorises (about 1 ns a value, against about 5 for a
+    scalar ``math.exp``), of degree 7: relative error below 6e-9. Such
+    weights are exact for a Metropolis-Hastings proposal as long as both
+    directions use the same values, whatever their error; the error only
+    moves the proposal (by a factor within 1 +- 1e-8 of the intended one).
+    Degree 7 rather than 11 (error 1e-16) takes a quarter off this function
+    (125 blocks of 32 steps x 5 states: 34 -> 25 microseconds).
     """
     K, L = log_w.shape
     mx = scratch[K]
@@ -473,16 +466,10 @@ def linear_weights(log_w, out, scratch):
         for t in range(L):
             v = log_w[j, t] - mx[t]
             v = v if v > LINEAR_WEIGHT_FLOOR else LINEAR_WEIGHT_FLOOR
-            r = v * 1.4426950408889634 + _ROUND
-            scratch[j, t] = r
-            n = r - _ROUND
-            r = (v - n * 0.693145751953125) - n * 1.4286068203094173e-06
-            out[j, t] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
-                1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))))
-    ob = out.reshape(K * L).view(np.int64)
-    nb = scratch[:K].reshape(K * L).view(np.int64)
-    for i in range(K * L):
-        ob[i] += (nb[i] - _ROUND_BITS) << 52
+            b, r = exp_reduce(v)
+            scratch[j, t] = b
+            out[j, t] = exp_poly7(r)
+    exp_scale(out.reshape(K * L), scratch[:K].reshape(K * L))
 
 
 @njit(cache=True)

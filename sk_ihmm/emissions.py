@@ -1052,10 +1052,10 @@ def _gauss_shifted_block(param, n, Y, start, length, out):
 
 #: :func:`shifted_param_loglik_block` clamps its shifted log terms here:
 #: ``exp`` of them then stays in the normal floating-point range, where
-#: numpy's vectorised ``exp`` is fast (below about -708 its result is
-#: subnormal or zero, and it took 25 to 160 times as long per value). A
-#: term is raised at most to ``exp(-700)``, about 1e-304, of the step's
-#: largest.
+#: :func:`sk_ihmm._vmath.exp_inplace` is defined and numpy's ``exp`` is fast
+#: (below about -708 its result is subnormal or zero, and it took 25 to 160
+#: times as long per value). A term is raised at most to ``exp(-700)``,
+#: about 1e-304, of the step's largest.
 SHIFTED_FLOOR = -700.0
 
 
