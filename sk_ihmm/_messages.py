@@ -430,7 +430,7 @@ def ffbs_linear(init, A, emit, final, rng, out, work):
 LINEAR_WEIGHT_FLOOR = -300.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def linear_weights(log_w, out, scratch):
     """``out[j, t] = exp(max(log_w[j, t] - max_j' log_w[j', t], -300))``: the
     log weights of each step shifted by their maximum and exponentiated,
@@ -452,7 +452,9 @@ def linear_weights(log_w, out, scratch):
     directions use the same values, whatever their error; the error only
     moves the proposal (by a factor within 1 +- 1e-8 of the intended one).
     Degree 7 rather than 11 (error 1e-16) takes a quarter off this function
-    (125 blocks of 32 steps x 5 states: 34 -> 25 microseconds).
+    (125 blocks of 32 steps x 5 states: 34 -> 25 microseconds), and fused
+    multiply-adds (``fastmath={"contract"}``) a fifth of the rest (47 -> 38
+    microseconds on a slower AVX2 machine). ``log_w`` must not hold NaN.
     """
     K, L = log_w.shape
     mx = scratch[K]
@@ -460,13 +462,10 @@ def linear_weights(log_w, out, scratch):
         mx[t] = log_w[0, t]
     for j in range(1, K):
         for t in range(L):
-            v = log_w[j, t]
-            mx[t] = v if v > mx[t] else mx[t]
+            mx[t] = max(log_w[j, t], mx[t])
     for j in range(K):
         for t in range(L):
-            v = log_w[j, t] - mx[t]
-            v = v if v > LINEAR_WEIGHT_FLOOR else LINEAR_WEIGHT_FLOOR
-            b, r = exp_reduce(v)
+            b, r = exp_reduce(max(log_w[j, t] - mx[t], LINEAR_WEIGHT_FLOOR))
             scratch[j, t] = b
             out[j, t] = exp_poly7(r)
     exp_scale(out.reshape(K * L), scratch[:K].reshape(K * L))

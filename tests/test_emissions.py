@@ -14,6 +14,7 @@ from sk_ihmm.emissions import (
     log_pred_block,
     make_emission,
     move_block,
+    move_stats,
     param_loglik,
     sample_param,
     shifted_param_loglik_block,
@@ -219,6 +220,57 @@ def test_add_labelled_equals_sequential_updates(family, Y, dim):
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_move_stats_equals_sequential_updates(family, Y, dim):
+    """``move_stats`` (block sums merged per label for the 1-d Gaussian)
+    leaves the statistics ``update`` leaves step by step: adding a block to
+    rows that hold data and to an empty row, then removing it again, which
+    empties that row; the caches are invalidated (filled before each move)
+    and the block sums are cleared."""
+    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    b, L = 1, T - 2
+    xb = np.array([1 + (t % 3 == 0) + 2 * (t == 2) for t in range(L)], np.int64)  # 1, 2, 3
+    start = np.zeros((5, family._n_stats(dim)))
+    for t in (0, T - 1):                           # rows 1 and 2 hold data, 3 is empty
+        update(fam, start, 1 + (t == 0), Y, t, 1.0)
+    n_suff = {0: start.shape[1], 1: 3, 2: 1 + dim + dim * dim}[fam]
+    work = np.empty(L, np.int64)
+    got, ref = start.copy(), start.copy()
+    for sign in (1.0, -1.0):
+        for k in (1, 2, 3):
+            log_pred(fam, got, k, hyp, Y, 0)        # fills the Gaussian caches:
+        log_marginal_sum(fam, got, hyp)             # predictive and marginal
+        for l in range(L) if sign > 0 else range(L - 1, -1, -1):
+            update(fam, ref, xb[l], Y, b + l, sign)
+        move_stats(fam, got, Y, b, xb, sign, work)
+        np.testing.assert_allclose(got[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
+        for k in (1, 2, 3):
+            assert np.isclose(log_pred(fam, got, k, hyp, Y, 1), log_pred(fam, ref, k, hyp, Y, 1),
+                              rtol=1e-10)
+        assert np.isclose(log_marginal_sum(fam, got, hyp), log_marginal_sum(fam, ref, hyp),
+                          rtol=1e-12)
+        if fam == 1:
+            assert not np.any(got[:, 10:]), "block sums left behind"
+    assert not np.any(got[3, :n_suff]) and not np.any(got[0]) and not np.any(got[4])
+
+
+def test_gaussian_block_moves_are_stable_for_large_offsets():
+    """Block sums are taken about each label's mean (an empty label's first
+    observation), so a far-off mean loses no precision."""
+    family = Gaussian(mu0=1e6, b0=1.0)
+    hyp = family._hyp(1)
+    Y = 1e6 + np.random.default_rng(0).normal(0, 1, (2000, 1))
+    stats = np.zeros((2, family._n_stats(1)))
+    work = np.empty(2000, np.int64)
+    ones = np.ones(1000, np.int64)
+    move_block(family.code, stats, hyp, Y, 0, ones, 1.0, work)
+    move_stats(family.code, stats, Y, 1000, ones, 1.0, work)
+    assert np.isclose(stats[1, 2] / 1999, Y.var(ddof=1), rtol=1e-9)
+    move_stats(family.code, stats, Y, 0, ones[:999], -1.0, work)
+    assert np.isclose(stats[1, 2] / 1000, Y[999:].var(ddof=1), rtol=1e-9)
+    assert np.isclose(stats[1, 1], Y[999:].mean(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
 def test_log_marginal_sum_matches_the_vectorised_marginals(family, Y, dim):
     """The numba sum used by the samplers' ``log_joint`` equals the families'
     vectorised closed forms summed over the rows with observations (rows
@@ -250,3 +302,34 @@ def test_lgamma_half_step_series():
     for a, want in exact.items():
         tol = 1e-17 if a >= 30.0 else 5e-14
         assert abs(_lgamma_half_step(a) - want) < tol, (a, _lgamma_half_step(a) - want)
+
+
+def test_gaussian_log_marginal_stirling_branch():
+    """The 1-d Gaussian log marginal takes lgamma(a_n) from Stirling's series
+    from a_n = 30 on: the series' tail against values computed with mpmath
+    at 40 digits (to 1e-18), and the marginal against scipy's gammaln form,
+    within the rounding of its terms (a few ulps of a_n log(a_n)) on both
+    sides of the switch and up to a million observations."""
+    from scipy.special import gammaln
+
+    from sk_ihmm.emissions import (_STIRLING_MIN, _gauss_log_marginal, _nig_posterior,
+                                   _stirling_tail)
+
+    assert _STIRLING_MIN == 30.0
+    exact = {30.0: 0.002777674929752693603595, 30.5: 0.002732142563757402033514,
+             47.25: 0.001763642101205841802643, 200.0: 0.0004166663194469245566733,
+             500001.5: 1.666661666681444401445e-7}
+    for a, want in exact.items():
+        assert abs(_stirling_tail(a) - want) < 1e-18, (a, _stirling_tail(a) - want)
+    family = Gaussian(mu0=0.3, lambda0=0.5, a0=1.5, b0=0.7)
+    hyp = family._hyp(1)
+    for n, mean, m2 in [(3, 0.2, 1.1), (56, -1.0, 40.0), (57, 2.0, 80.0), (58, 0.0, 1e-3),
+                        (400, 5.0, 900.0), (10**6, -3.0, 2.5e6)]:
+        stats = np.zeros((1, family._n_stats(1)))
+        stats[0, :3] = n, mean, m2
+        _, lam_n, a_n, b_n = _nig_posterior(float(n), mean, m2, hyp)
+        want = gammaln(a_n) - a_n * np.log(b_n) - np.log(lam_n) / 2 - n * np.log(2 * np.pi) / 2
+        got = _gauss_log_marginal(stats, 0, hyp)
+        scale = a_n * max(1.0, np.log(a_n)) + abs(a_n * np.log(b_n)) + n
+        assert abs(got - want) < 8 * np.finfo(float).eps * scale, (n, got - want)
+        assert stats[0, 8] == 1.0 and stats[0, 9] == got      # cached

@@ -107,7 +107,7 @@ from .._hcrp import (_K, _M_TOT, _N_FREE, MK, NJ, OCC, N, clear_log, free_label,
 from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_log_weight_linear
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
-from ..emissions import log_proposal_block, update
+from ..emissions import log_proposal_block, move_stats
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
@@ -430,8 +430,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             # the proposal is the current block: keep the old seating (see
             # "A proposal equal to the current block" in the module docstring)
             undo(mat, vec, tab, log, scal, conc)
+            move_stats(fam, stats, Y, b, xo, 1.0, iwork)   # statistics only, no factor
             for l in range(L):
-                update(fam, stats, xo[l], Y, b + l, 1.0)   # statistics only, no factor
                 vec[OCC, xo[l]] += 1
             n_acc += 1
             continue
@@ -458,7 +458,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             clear_log(scal)
         else:
             undo(mat, vec, tab, log, scal, conc)
-            move_emissions(vec, stats, Y, b, xn, xo, fam)
+            move_emissions(vec, stats, Y, b, xn, xo, fam, iwork)
     return n_blocks, n_acc, n_vis, width, n_blocks
 
 

@@ -39,7 +39,7 @@ from numba import njit
 
 from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_prob, remove_customer
 from .._nrt import nrt_free
-from ..emissions import move_block, update
+from ..emissions import move_block, move_stats
 
 __all__ = ["remove_seq", "add_seq", "move_emissions"]
 
@@ -169,15 +169,16 @@ def add_seq(mat, vec, tab, log, scal, conc,
 
 
 @njit(cache=True, inline="always")
-def move_emissions(vec, stats, Y, b, x_from, x_to, fam):
+def move_emissions(vec, stats, Y, b, x_from, x_to, fam, work):
     """Move the emissions of steps ``b ..`` from labels ``x_from`` to ``x_to``.
 
-    Updates the statistics and occupancies only (no customers); used to
-    restore them after a rejected move, whose seating :func:`sk_ihmm._hcrp.undo`
-    restores.
+    Updates the statistics (:func:`sk_ihmm.emissions.move_stats`; ``work``:
+    int64 scratch of at least ``len(x_from)`` entries) and occupancies only
+    (no customers); used to restore them after a rejected move, whose
+    seating :func:`sk_ihmm._hcrp.undo` restores.
     """
+    move_stats(fam, stats, Y, b, x_from, -1.0, work)
+    move_stats(fam, stats, Y, b, x_to, 1.0, work)
     for l in range(x_from.shape[0]):
-        update(fam, stats, x_from[l], Y, b + l, -1.0)
         vec[OCC, x_from[l]] -= 1
-        update(fam, stats, x_to[l], Y, b + l, 1.0)
         vec[OCC, x_to[l]] += 1

@@ -399,7 +399,8 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                 f = order[i]
                 fb_, fe_ = fb[f], fe[f]
                 if i < n_added:
-                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam)
+                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam,
+                                   iwork)
                     for t in range(fb_, fe_):
                         x[t] = xsave[t]
                 else:
