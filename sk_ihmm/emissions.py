@@ -264,6 +264,14 @@ def _gauss_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out,
 
 
 @njit(cache=True, inline="always")
+def _gauss_invalidate(stats, k):
+    """Mark the cached predictive (columns 3-7) and log marginal (8, 9) of
+    ``stats[k]`` stale: every change of the moments of a row goes with it."""
+    stats[k, 3] = 0.0
+    stats[k, 8] = 0.0
+
+
+@njit(cache=True, inline="always")
 def _gauss_update(stats, k, Y, t, sign):
     n_old = stats[k, 0]
     n_new = n_old + sign
@@ -283,8 +291,7 @@ def _gauss_update(stats, k, Y, t, sign):
                 stats[k, 2] = 0.0
         stats[k, 0] = n_new
         stats[k, 1] = mean_new
-        stats[k, 3] = 0.0
-        stats[k, 8] = 0.0
+        _gauss_invalidate(stats, k)
     hold(stats)
     hold(Y)
 
@@ -1019,8 +1026,7 @@ def _gauss_add_labelled(stats, x, Y):
         stats[k, 1] += delta * (n[k] / tot)
         stats[k, 2] += m2[k] + delta * delta * (na * n[k] / tot)
         stats[k, 0] = tot
-        stats[k, 3] = 0.0
-        stats[k, 8] = 0.0
+        _gauss_invalidate(stats, k)
 
 
 @njit(cache=True)
@@ -1232,8 +1238,7 @@ def _gauss_merge_sums(stats, k, sign):
         stats[k, 0] = cnt
         stats[k, 1] += s1 / cnt
         stats[k, 2] = m2 if m2 > 0.0 else 0.0
-        stats[k, 3] = 0.0
-        stats[k, 8] = 0.0
+        _gauss_invalidate(stats, k)
         stats[k, 10] = 0.0
         stats[k, 11] = 0.0
         stats[k, 12] = 0.0
