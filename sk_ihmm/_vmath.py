@@ -5,9 +5,9 @@ Numba compiles ``math.exp`` to a call of the C library's scalar ``exp``
 NumPy's ``np.exp`` is vectorised for float64 only on CPUs with AVX-512: on an
 AVX2 machine (AMD EPYC, NumPy 2.4) ``np.exp`` took 6.5-14 ns a value. The
 functions here compute ``exp`` with plain arithmetic that the compiler turns
-into SIMD code on any x86-64 CPU: 44,000 values in [-700, 0] took 124
-microseconds on that machine, against 620 for ``np.exp`` and for a
-``math.exp`` loop.
+into SIMD code on any x86-64 CPU: 45,000 values in [-700, 0] took 80
+microseconds on that machine (:func:`exp_inplace`), against 620 for
+``np.exp`` and for a ``math.exp`` loop.
 
 ``exp(v) = 2^n exp(r)`` with ``n = round(v / ln 2)`` and ``|r| <= ln 2 / 2``:
 
