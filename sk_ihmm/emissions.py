@@ -152,7 +152,7 @@ def _cat_param_loglik(param, k, Y, t):
 # Welford moments (removal as stable as addition), a cache of the Student-t
 # predictive that update() invalidates and log_pred() refills, one of the
 # log marginal likelihood (_gauss_log_marginal), and the sums of a block
-# being moved (_gauss_move_stats; zero outside it). An RCD move reads the
+# being moved (_gauss_block_sums; zero outside a move). An RCD move reads the
 # marginal of each label of its block before and after removing the block
 # (move_block) and again before and after seating the proposal; with the
 # cache the first read of each pair finds the value the previous move left.
@@ -321,10 +321,10 @@ def _gauss_log_marginal(stats, k, hyp):
 
     For ``a_n >= 30``, ``lgamma(a) = (a - 1/2) log(a) - a + log(2 pi) / 2 +``
     :func:`_stirling_tail`, and the logs combine into ``a_n log(a_n / b_n) -
-    log(a_n lam_n) / 2``: two logs instead of ``lgamma``
-    and three, about 30 instead of 65 ns on the machine measured (a blocked
-    RCD move reads a few marginals per block). Its rounding error is that of
-    the terms of size ``a_n log(a_n)``, as for ``lgamma``.
+    log(a_n lam_n) / 2``: two logs instead of ``lgamma`` and three, about 30
+    instead of 65 ns on the machine measured (a blocked RCD move reads a few
+    marginals per block). Its rounding error is that of the terms of size
+    ``a_n log(a_n)``, as for ``lgamma``.
     """
     if stats[k, 8] != 0.0:
         return stats[k, 9]
