@@ -239,7 +239,7 @@ def _scratch_sizes(l_max, C, width):
     """Lengths of the float and the int64 pieces of the blocked kernel's
     scratch, in the order :func:`_carve` takes them (blocks of at most
     ``l_max`` steps, label capacity ``C``, at most ``width`` candidates)."""
-    floats = (C, 2 * C, C * C, l_max * width, (l_max + 2) * width + l_max * width + width * width,
+    floats = (C, C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width + width * width,
               l_max * width, l_max * (width + 1))
     ints = (l_max, l_max, l_max, l_max, l_max + 1, l_max + 1, l_max, C, C,
             l_max + 1 + (l_max + 2) * width)
@@ -263,11 +263,12 @@ def _carve(fbuf, ibuf, l_max, C, width):
     f, i = _scratch_sizes(l_max, C, width)
     init_buf, o = _take(fbuf, 0, f[0])
     final_buf, o = _take(fbuf, o, f[1])
-    trans_buf, o = _take(fbuf, o, f[2])
-    emit_buf, o = _take(fbuf, o, f[3])
-    work, o = _take(fbuf, o, f[4])
-    lin_buf, o = _take(fbuf, o, f[5])
-    lw_scratch, o = _take(fbuf, o, f[6])
+    root_buf, o = _take(fbuf, o, f[2])
+    trans_buf, o = _take(fbuf, o, f[3])
+    emit_buf, o = _take(fbuf, o, f[4])
+    work, o = _take(fbuf, o, f[5])
+    lin_buf, o = _take(fbuf, o, f[6])
+    lw_scratch, o = _take(fbuf, o, f[7])
     x_old, o = _take(ibuf, 0, i[0])
     x_new, o = _take(ibuf, o, i[1])
     p_old, o = _take(ibuf, o, i[2])
@@ -278,8 +279,8 @@ def _carve(fbuf, ibuf, l_max, C, width):
     cand, o = _take(ibuf, o, i[7])
     index, o = _take(ibuf, o, i[8])
     iwork_beam, o = _take(ibuf, o, i[9])
-    return (init_buf, final_buf, trans_buf, emit_buf, lin_buf, lw_scratch, work, x_old, x_new,
-            p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam)
+    return (init_buf, final_buf, root_buf, trans_buf, emit_buf, lin_buf, lw_scratch, work,
+            x_old, x_new, p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam)
 
 
 @nrt_free
@@ -306,8 +307,9 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     mat, vec, tab, log, scal, conc = s
     C = mat.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    (init_buf, final_buf, trans_buf, emit_buf, lin_buf, lw_scratch, work, x_old, x_new, p_old,
-     p_new, qlab, qcnt, iwork, cand, index, iwork_beam) = _carve(fbuf, ibuf, l_max, C, width)
+    (init_buf, final_buf, root_buf, trans_buf, emit_buf, lin_buf, lw_scratch, work, x_old,
+     x_new, p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam) = _carve(fbuf, ibuf, l_max,
+                                                                               C, width)
     starts, ends, block_size, offsets, bstart, bend, order = plan
     if n_blocks < 0:
         n_blocks = _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order)
@@ -371,7 +373,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         # kappa) for a state restaurant j: the matrix from the candidates'
         # root terms alpha p0(k) (root_w) and one reciprocal per row, without a
         # division per entry (proposal weights: any consistent values are exact)
-        root_w = final_buf[C:C + K1]
+        root_w = root_buf[:K1]
         for d in range(K1):
             root_w[d] = alpha * root_prob(vec[MK, cand[d]], m_tot, gamma)
         for c in range(K1):
