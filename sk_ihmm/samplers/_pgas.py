@@ -397,6 +397,7 @@ def _row_tail(pi, j, K0):
 _CHUNK = 4096
 
 
+@njit(cache=True)
 def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior, bits):
     """Emission terms of the posterior proposal at steps ``start .. start + n - 1``.
 
@@ -413,7 +414,8 @@ def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior, bits):
     an AVX2 machine these terms took 0.62 of the 1.57 ms of a 10-state sweep
     with it, and take 0.19 ms with ``exp_inplace``.
     """
-    ef[:n, 0] = l_prior[start:start + n]
+    for c in range(n):
+        ef[c, 0] = l_prior[start + c]
     em.shifted_param_loglik_block(fam, phi, K0, Y, start, n, ef)
     m = n * ef.shape[1]
     exp_inplace(ef.reshape(-1)[:m], bits[:m])
@@ -689,13 +691,16 @@ def _trace_back(x, a, L, X, A, w, cum, rng):
     return n_changed
 
 
-def _grown(arr, rows, fill=0):
+@njit(cache=True)
+def _grown(arr, rows, fill):
     """``arr`` with ``rows`` rows, the new ones filled with ``fill``."""
-    out = np.full((rows,) + arr.shape[1:], fill, dtype=arr.dtype)
+    out = np.empty((rows,) + arr.shape[1:], dtype=arr.dtype)
+    out[:] = fill
     out[:arr.shape[0]] = arr
     return out
 
 
+@njit(cache=True)
 def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
           alpha, gamma, kappa, hyp, zero_stats, fam, rng, l_prior):
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
@@ -742,8 +747,11 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     ``> K`` (input), the new number of instantiated states and the number of
     time steps whose label changed.
     """
+    rng = as_generator(rng)
     N = n_particles
-    L_max = int((ends - starts).max())
+    L_max = 0
+    for s in range(starts.shape[0]):
+        L_max = max(L_max, ends[s] - starts[s])
     X = np.empty((L_max, N), np.int64)      # particle states, time-major
     A = np.empty((L_max, N), np.int64)      # ancestors (row t written at step t)
     logw = np.zeros(N)                      # log weights ('prior' proposal)
@@ -754,7 +762,11 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     anc = np.zeros(N, np.int64)
     C = pi.shape[0]
     # mass of each row outside the explicit set (remainder included)
-    tail = pi[:, 0] + pi[:, K0 + 1:K + 1].sum(axis=1)
+    tail = np.empty(C)
+    for j in range(C):
+        tail[j] = pi[j, 0]
+        for k in range(K0 + 1, K + 1):
+            tail[j] += pi[j, k]
     shapes = np.zeros(C)
     zcum = np.zeros((2 * C, K0 + 1))        # proposal rows (_proposal_row), two per state, ...
     z_stamp = np.full(2 * C, -1, np.int64)  # ... valid at the time index stored here
@@ -767,15 +779,15 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         if pi.shape[0] - 1 - K < N:
             pi, beta, phi = _grow(pi, beta, phi, K + N + 1)
             C = pi.shape[0]
-            tail, shapes = _grown(tail, C), np.zeros(C)
-            zcum, z_stamp = _grown(zcum, 2 * C), _grown(z_stamp, 2 * C, fill=-1)
+            tail, shapes = _grown(tail, C, 0.0), np.zeros(C)
+            zcum, z_stamp = _grown(zcum, 2 * C, 0.0), _grown(z_stamp, 2 * C, -1)
         g0 = starts[s] + t
         n = min(_CHUNK, T - g0)
         if posterior:
             _emission_terms(fam, phi, K0, Y, g0, min(n + 1, T - g0), ef, l_prior, ef_bits)
         s, t, K, changed = _csmc_range(
             s, t, g0 + n, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
-            alpha, gamma, kappa, hyp, zero_stats, fam, generator_handle(rng), X, A, logw, w, v,
+            alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v,
             cum, aw, anc, tail, shapes, zcum, z_stamp, ef, l_prior)
         n_changed += changed
     return pi, beta, phi, K, n_changed
@@ -1032,9 +1044,38 @@ def _explicit_first(x, pi, beta, phi, K, eps):
     return K0
 
 
+@njit(cache=True)
+def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, posterior, eps,
+           hyp, fam, l_prior, n_stats, n_params, priors, resample, rng):
+    """One sweep in one kernel: the explicit set (posterior proposal), CSMC-AS
+    on every sequence (labels ``x`` replaced in place and made compact), then
+    steps 2-6 (:func:`_parameters`). Returns :func:`_parameters`' tuple and
+    the number of time steps whose label changed."""
+    rng = as_generator(rng)
+    K = beta.shape[0] - 1
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    zero_stats = np.zeros((1, n_stats))
+    spare = K + 1 + n_particles
+    if posterior:
+        pi, beta, phi, K, K0 = _explicit_set(x, pi, beta, phi, K, spare, eps, alpha, gamma,
+                                             kappa, zero_stats, hyp, fam, rng)
+    else:
+        pi, beta, phi = _resized(pi, beta, phi, K + 1 + spare)
+        K0 = K
+    pi, beta, phi, _, n_changed = _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles,
+                                        posterior, alpha, gamma, kappa, hyp, zero_stats, fam,
+                                        rng, l_prior)
+    old = compact_labels(x)
+    beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
+    n, stats, m, o, conc2, beta2, pi2, phi2 = _parameters(
+        x, Y, seq_first, old.shape[0] - 1, n_stats, n_params, fam, hyp, beta_used, conc,
+        priors, resample, rng)
+    return n, stats, m, o, conc2, beta2, pi2, phi2, n_changed
+
+
 def step(state, problem, rng):
     """One sweep: CSMC-AS on every sequence, then tables, concentrations,
-    ``beta``, ``pi`` and ``phi``.
+    ``beta``, ``pi`` and ``phi`` (:func:`_sweep`, one kernel call).
 
     Returns
     -------
@@ -1043,25 +1084,12 @@ def step(state, problem, rng):
         the CSMC (a particle Gibbs move is always accepted).
     """
     n_particles, posterior = _options(problem)
-    zero_stats = np.zeros((1, problem.n_stats))
-    starts, ends = problem.starts, problem.ends
-    spare = state.n_states + 1 + n_particles
-    alpha, gamma, kappa = (float(v) for v in state.conc)
-    x = state.x
-    K = state.n_states
-    if posterior:
-        pi, beta, phi, K, K0 = _explicit_set(x, state.pi, state.beta, state.phi, K, spare,
-                                             _EXPLICIT_MASS, alpha, gamma, kappa, zero_stats,
-                                             problem.hyp, problem.fam, generator_handle(rng))
-    else:
-        pi, beta, phi = _resized(state.pi, state.beta, state.phi, K + 1 + spare)
-        K0 = K
-    pi, beta, phi, _, n_changed = _csmc(
-        x, problem.Y, starts, ends, pi, beta, phi, K, K0,
-        n_particles, posterior, alpha, gamma, kappa, problem.hyp, zero_stats,
-        problem.fam, rng, problem.prior_pred,
-    )
-    old = compact_labels(x)
-    beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
-    _resample_parameters(state, problem, beta_used, rng)
-    return {"accept_rate": n_changed / x.shape[0]}
+    (state.n, state.stats, state.m, state.o, state.conc, state.beta, state.pi, state.phi,
+     n_changed) = _sweep(
+        state.x, problem.Y, problem.starts, problem.ends, problem.seq_first, state.pi,
+        state.beta, state.phi, state.conc, n_particles, posterior, _EXPLICIT_MASS,
+        problem.hyp, problem.fam, problem.prior_pred, problem.n_stats,
+        problem.emission._n_params(problem.dim), problem.priors, problem.resample,
+        generator_handle(rng))
+    state.log_joint = _log_joint(state, problem)
+    return {"accept_rate": n_changed / state.x.shape[0]}
