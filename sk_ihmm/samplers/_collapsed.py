@@ -108,7 +108,8 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
 
 
 def finish_sweep(state, problem, rng):
-    """Resample concentrations (when asked) and refresh ``log_joint``."""
+    """Resample concentrations (when asked) and refresh ``log_joint``
+    (``rng``: a Generator or its :func:`~sk_ihmm._rng.generator_handle`)."""
     state.log_joint = float(_finish(
         state.seating, state.stats, problem.fam, problem.hyp, problem.priors, problem.resample,
         generator_handle(rng)))

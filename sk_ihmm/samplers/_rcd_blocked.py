@@ -484,7 +484,8 @@ def _sweep(state, problem, rng, use_beam):
 
     The candidate width, the kernel's scratch and the buffers of the block
     plan are kept in ``state.scratch`` between sweeps, so a settled chain
-    makes one kernel call per sweep (which also draws the plan).
+    makes one kernel call per sweep (which also draws the plan); the state
+    is only grown when the kernel stops early for want of room.
     """
     size = _block_size(problem, use_beam)
     keep = state.scratch
@@ -501,9 +502,9 @@ def _sweep(state, problem, rng, use_beam):
         keep["l_max"] = min(size, int((ends - starts).max()))
     l_max = keep["l_max"]
     need = l_max + 2
+    handle = generator_handle(rng)      # for both calls; rng is held meanwhile
     pos, n_blocks, n_acc, n_vis = 0, -1, 0, 0
-    while n_blocks < 0 or pos < n_blocks:
-        state.ensure_capacity(labels=need, tables=3 * need, log=3 * need)
+    while True:
         C = state.seating.mat.shape[1]
         width = keep["width"] = min(C, keep["width"])
         shape, fbuf, ibuf = keep["buffers"]
@@ -513,13 +514,18 @@ def _sweep(state, problem, rng, use_beam):
         pos, acc, vis, wanted, n_blocks = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
             problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, problem.hyp,
-            problem.prior_pred, generator_handle(rng), fbuf, ibuf, l_max, width,
+            problem.prior_pred, handle, fbuf, ibuf, l_max, width,
         )
         n_acc += acc
         n_vis += vis
+        if pos >= n_blocks:
+            break
+        # the kernel stopped early: it needs more room (it checks the same
+        # needs as this call) or a wider scratch
+        state.ensure_capacity(labels=need, tables=3 * need, log=3 * need)
         if wanted > width:
             keep["width"] = max(wanted, 2 * width)
-    finish_sweep(state, problem, rng)
+    finish_sweep(state, problem, handle)
     info = {"accept_rate": n_acc / n_blocks}
     if use_beam:
         info["states_visited"] = n_vis / state.x.shape[0]
