@@ -422,38 +422,75 @@ def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior, bits):
 
 
 @njit(cache=True, inline="always")
-def _proposal_row(pi, j, r, stamp, K0, tail, ef, c, zcum, z_stamp):
-    """Cumulative weights of the posterior proposal from state ``j`` at the
-    step of emission row ``c`` (global time index ``stamp``), into slot ``r``:
-    ``zcum[r, k - 1] = sum_{k' <= k} pi_jk' f_k'`` for the explicit states
-    ``k = 1..K0`` and ``zcum[r, K0] = Z_j``, the same plus the mass outside
-    the explicit set times the new-state predictive."""
-    acc = 0.0
-    for k in range(1, K0 + 1):
-        acc += pi[j, k] * ef[c, k]
-        zcum[r, k - 1] = acc
-    zcum[r, K0] = acc + tail[j] * ef[c, 0]
+def _proposal_row(pi, j, r, stamp, K0, tail, ef, c, zrow, z_stamp):
+    """Weights of the posterior proposal from state ``j`` at the step of
+    emission row ``c`` (global time index ``stamp``), into slot ``r``:
+    ``zrow[r, k - 1] = pi_jk f_k`` for the explicit states ``k = 1..K0`` and
+    ``zrow[r, K0] = Z_j``, their sum plus the mass outside the explicit set
+    times the new-state predictive. The weights are kept as they are, not
+    as a cumulative row: the sum then runs in four independent partial sums
+    (a cumulative row is one chain of dependent additions, and most rows
+    are only summed, for a particle's weight, never drawn from)."""
+    s0 = tail[j] * ef[c, 0]
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = 1
+    while k + 3 <= K0:
+        w0 = pi[j, k] * ef[c, k]
+        w1 = pi[j, k + 1] * ef[c, k + 1]
+        w2 = pi[j, k + 2] * ef[c, k + 2]
+        w3 = pi[j, k + 3] * ef[c, k + 3]
+        zrow[r, k - 1] = w0
+        zrow[r, k] = w1
+        zrow[r, k + 1] = w2
+        zrow[r, k + 2] = w3
+        s0 += w0
+        s1 += w1
+        s2 += w2
+        s3 += w3
+        k += 4
+    while k <= K0:
+        w0 = pi[j, k] * ef[c, k]
+        zrow[r, k - 1] = w0
+        s0 += w0
+        k += 1
+    zrow[r, K0] = (s0 + s1) + (s2 + s3)
     z_stamp[r] = stamp
-    hold(zcum)
+    hold(zrow)
     hold(z_stamp)
 
 
 @njit(cache=True, inline="always")
-def _row_mode(zcum, r, K0):
+def _row_mode(zrow, r, K0):
     """The explicit state of largest weight in proposal row ``r``: returns
-    ``(idx, lo, hi)``, its column and its interval ``[lo, hi)`` of the
-    cumulative row."""
+    ``(idx, weight)``, its column and its weight."""
     idx = 0
-    lo = 0.0
-    best = zcum[r, 0]
+    best = zrow[r, 0]
     for k in range(1, K0):
-        d = zcum[r, k] - zcum[r, k - 1]
-        if d > best:
-            best = d
+        if zrow[r, k] > best:
+            best = zrow[r, k]
             idx = k
-            lo = zcum[r, k - 1]
-    hold(zcum)
-    return idx, lo, zcum[r, idx]
+    hold(zrow)
+    return idx, best
+
+
+@njit(cache=True, inline="always")
+def _search_weights(zrow, r, u, K0, skip):
+    """Column of proposal row ``r`` that ``u`` falls in when the weights
+    ``zrow[r, :K0]`` other than column ``skip`` (``-1``: none) are laid end
+    to end from 0; ``K0`` (outside the explicit set) when ``u`` is beyond
+    them all."""
+    acc = 0.0
+    idx = K0
+    for k in range(K0):
+        if k != skip:
+            acc += zrow[r, k]
+            if u < acc:
+                idx = k
+                break
+    hold(zrow)
+    return idx
 
 
 @njit(cache=True, inline="always")
@@ -510,7 +547,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
 
     ``w`` are the particles' weights at the previous step, ``v`` their
     ancestor-sampling factors (see :func:`_csmc`). With the posterior proposal
-    ``zcum[2 j + p]`` holds the proposal row of state ``j``
+    ``zcum[2 j + p]`` holds the proposal weights of state ``j``
     (:func:`_proposal_row`) for the step ``z_stamp[2 j + p]`` (a global time
     index of parity ``p``). No array is reassigned here (numba would count
     references at every iteration); the driver grows them between calls.
@@ -572,12 +609,11 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
             # step are exchangeable: their ancestors are iid uniform)
             n_mode = -1
             m_idx = 0
-            lo = 0.0
-            hi = 0.0
+            w_mode = 0.0
             if (same or t == 0) and K0 > 0:
                 r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
-                m_idx, lo, hi = _row_mode(zcum, r, K0)
-                p = (hi - lo) / zcum[r, K0]
+                m_idx, w_mode = _row_mode(zcum, r, K0)
+                p = w_mode / zcum[r, K0]
                 if p >= 0.5:
                     n_mode = _binomial_from_top(N - 1, p, rng.random())
                 m_idx += 1
@@ -589,14 +625,10 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                 if i < n_mode:
                     k_new = m_idx
                 elif i < N - 1 and n_mode >= 0:
-                    # from the row without the mode's interval [lo, hi)
+                    # from the row without the mode
                     r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
-                    u = rng.random() * (zcum[r, K0] - (hi - lo))
-                    if u >= lo:
-                        u += hi - lo
-                    idx = _search_row(zcum, r, u)
-                    if idx == m_idx - 1:       # rounding at the boundary
-                        idx += 1
+                    u = rng.random() * (zcum[r, K0] - w_mode)
+                    idx = _search_weights(zcum, r, u, K0, m_idx - 1)
                     if idx < K0:
                         k_new = idx + 1
                     else:
@@ -613,10 +645,13 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                     j = 0 if t == 0 else X[t - 1, anc[i]]
                     r = 2 * j + now
                     u = rng.random() * zcum[r, K0]
-                    if 1 < j <= K0 and zcum[r, j - 2] <= u < zcum[r, j - 1]:
-                        idx = j - 1     # stays in j: the likeliest move, tried first
+                    # staying in j, the likeliest move, gets the first interval
+                    if 1 <= j <= K0 and u < zcum[r, j - 1]:
+                        idx = j - 1
+                    elif 1 <= j <= K0:
+                        idx = _search_weights(zcum, r, u - zcum[r, j - 1], K0, j - 1)
                     else:
-                        idx = _search_row(zcum, r, u)
+                        idx = _search_weights(zcum, r, u, K0, -1)
                     if idx < K0:
                         k_new = idx + 1
                     else:
@@ -768,7 +803,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         for k in range(K0 + 1, K + 1):
             tail[j] += pi[j, k]
     shapes = np.zeros(C)
-    zcum = np.zeros((2 * C, K0 + 1))        # proposal rows (_proposal_row), two per state, ...
+    zcum = np.zeros((2 * C, K0 + 1))        # proposal weights (_proposal_row), two per state, ...
     z_stamp = np.full(2 * C, -1, np.int64)  # ... valid at the time index stored here
     # a chunk's emission terms (one row more, for the next step)
     ef = np.empty((_CHUNK + 1, K0 + 1))
