@@ -193,13 +193,20 @@ def test_move_block_is_the_sum_of_sequential_predictives(family, Y, dim):
     assert not np.any(stats[0]), "move_block wrote outside the labels it moves"
 
 
+@pytest.mark.parametrize("runs", [False, True], ids=["short_runs", "long_runs"])
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
-def test_add_labelled_equals_sequential_updates(family, Y, dim):
+def test_add_labelled_equals_sequential_updates(family, Y, dim, runs):
     """``add_labelled`` leaves the statistics ``update`` leaves one observation
     at a time, also on rows that already hold observations (the Gaussian
-    batch is merged into them), and the predictives read them the same way."""
+    batch is merged into them), and the predictives read them the same way;
+    with labels in runs of one or two and in long runs (the Gaussian family
+    sums a run before adding it to its row)."""
     fam, hyp, T = family.code, family._hyp(dim), len(Y)
-    labels = np.array([1 + (t % 3 == 0) + (t == T - 1) for t in range(T)], np.int64)  # 1, 2, 3
+    if runs:   # 1 1 1 2 2 2 ... 1 1 3: long runs, a label coming back, the last one alone
+        labels = np.array([1 + (t * 3 // T) % 2 for t in range(T)], np.int64)
+        labels[-1] = 3
+    else:
+        labels = np.array([1 + (t % 3 == 0) + (t == T - 1) for t in range(T)], np.int64)  # 1, 2, 3
     start = np.zeros((5, family._n_stats(dim)))
     for t in range(0, T, 2):                       # rows 1 and 2 hold data before
         update(fam, start, 1 + t % 4 // 2, Y, t, 1.0)
