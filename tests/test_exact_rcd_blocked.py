@@ -54,11 +54,33 @@ def test_sharp_prior_uses_the_quadratic_proposal_weights():
     prop = np.empty((2, 5))               # label-major
     log_pred_block(family.code, stats, labels, 2, hyp, Y, 0, 5, exact)
     log_proposal_block(family.code, stats, labels, 2, hyp, Y, 0, 5, prop,
-                       log_prior_predictive(family, Y, 1))
+                       log_prior_predictive(family, Y, 1), np.empty(5))
     prop = prop.T
     assert 0.5 * (2.0 * family.a0 + 1.0) > PROPOSAL_QUADRATIC_HALF_NU1   # empty state
     assert np.all(prop < exact)            # z > log1p(z) for z > 0
     np.testing.assert_allclose(prop, exact, rtol=0.05)
+
+
+@pytest.mark.parametrize("length, n_work", [(10, 4), (10, 3), (3, 8)],
+                         ids=["table", "small_work", "short_block"])
+def test_categorical_proposal_weights_are_the_log_predictives(length, n_work):
+    """The categorical proposal weights are the exact log predictives,
+    whether read from the per-symbol table (at most as many symbols as steps
+    and room in ``work``) or computed per step (the other cases)."""
+    from sk_ihmm.emissions import Categorical, log_pred_block, log_proposal_block
+    family = Categorical(concentration=0.3)
+    rng = np.random.default_rng(4)
+    Y = rng.integers(0, 4, (12, 1)).astype(float)
+    hyp = family._hyp(4)
+    stats = np.zeros((5, family._n_stats(4)))
+    for t in range(12):
+        update(family.code, stats, 1 + t % 3, Y, t, 1.0)       # labels 1..3 hold data, 4 not
+    labels = np.array([3, 4, 1, 2], np.int64)
+    exact, prop = np.empty((length, 4)), np.empty((4, length))
+    log_pred_block(family.code, stats, labels, 4, hyp, Y, 1, length, exact)
+    log_proposal_block(family.code, stats, labels, 4, hyp, Y, 1, length, prop, np.empty(0),
+                       np.empty(n_work))
+    np.testing.assert_array_equal(prop.T, exact)
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "categorical", "mvn"])
@@ -81,7 +103,7 @@ def test_proposal_weights_of_an_empty_state_are_the_prior_predictive(kind):
     exact, prop = np.empty((4, 2)), np.empty((2, 4))   # prop label-major
     prior = log_prior_predictive(family, Y, dim)
     log_pred_block(family.code, stats, labels, 2, hyp, Y, 1, 4, exact)
-    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 1, 4, prop, prior)
+    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 1, 4, prop, prior, np.empty(8))
     prop = prop.T
     np.testing.assert_allclose(prop[:, 0], exact[:, 0], rtol=1e-13)
     np.testing.assert_allclose(prior[1:], exact[:, 0], rtol=1e-13)

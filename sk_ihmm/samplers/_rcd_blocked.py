@@ -387,7 +387,9 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             final[c] = 1.0 if nxt <= 0 else pred_prob(
                 mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot, alpha, gamma, kappa, k, nxt)
         # the label standing for 'new' is free: its statistics are all zero
-        log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit, prior_pred)
+        # (weights, filled just after, is the call's scratch)
+        log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit, prior_pred,
+                           lin_buf[:K1 * L])
         linear_weights(log_emit, weights, lw_scratch[:(K1 + 1) * L].reshape((K1 + 1, L)))
         for l in range(L):
             c = index[xo[l]]
