@@ -532,7 +532,7 @@ def _linear_weights(logw, w):
 @njit(cache=True)
 def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
                 alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v, cum, aw,
-                anc, tail, shapes, zcum, z_stamp, ef, l_prior):
+                anc, tail, shapes, zrow, z_stamp, ef, l_prior):
     """CSMC steps from step ``t`` of sequence ``s`` up to the global time index
     ``g_end``, or until fewer than ``N`` free labels remain.
 
@@ -547,7 +547,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
 
     ``w`` are the particles' weights at the previous step, ``v`` their
     ancestor-sampling factors (see :func:`_csmc`). With the posterior proposal
-    ``zcum[2 j + p]`` holds the proposal weights of state ``j``
+    ``zrow[2 j + p]`` holds the proposal weights of state ``j``
     (:func:`_proposal_row`) for the step ``z_stamp[2 j + p]`` (a global time
     index of parity ``p``). No array is reassigned here (numba would count
     references at every iteration); the driver grows them between calls.
@@ -599,7 +599,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
             # step t + 1 are written
             now = (a + t) & 1
             if t == 0:
-                _proposal_row(pi, 0, now, a, K0, tail, ef, c, zcum, z_stamp)
+                _proposal_row(pi, 0, now, a, K0, tail, ef, c, zrow, z_stamp)
             # when every free particle moves from the same state (the start
             # row, or a step whose particles all agree) and one explicit
             # state has at least half the proposal mass, the number going
@@ -612,8 +612,8 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
             w_mode = 0.0
             if (same or t == 0) and K0 > 0:
                 r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
-                m_idx, w_mode = _row_mode(zcum, r, K0)
-                p = w_mode / zcum[r, K0]
+                m_idx, w_mode = _row_mode(zrow, r, K0)
+                p = w_mode / zrow[r, K0]
                 if p >= 0.5:
                     n_mode = _binomial_from_top(N - 1, p, rng.random())
                 m_idx += 1
@@ -627,8 +627,8 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                 elif i < N - 1 and n_mode >= 0:
                     # from the row without the mode
                     r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
-                    u = rng.random() * (zcum[r, K0] - w_mode)
-                    idx = _search_weights(zcum, r, u, K0, m_idx - 1)
+                    u = rng.random() * (zrow[r, K0] - w_mode)
+                    idx = _search_weights(zrow, r, u, K0, m_idx - 1)
                     if idx < K0:
                         k_new = idx + 1
                     else:
@@ -644,14 +644,14 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                     # weight needed it (or the start row at t == 0)
                     j = 0 if t == 0 else X[t - 1, anc[i]]
                     r = 2 * j + now
-                    u = rng.random() * zcum[r, K0]
+                    u = rng.random() * zrow[r, K0]
                     # staying in j, the likeliest move, gets the first interval
-                    if 1 <= j <= K0 and u < zcum[r, j - 1]:
+                    if 1 <= j <= K0 and u < zrow[r, j - 1]:
                         idx = j - 1
                     elif 1 <= j <= K0:
-                        idx = _search_weights(zcum, r, u - zcum[r, j - 1], K0, j - 1)
+                        idx = _search_weights(zrow, r, u - zrow[r, j - 1], K0, j - 1)
                     else:
-                        idx = _search_weights(zcum, r, u, K0, -1)
+                        idx = _search_weights(zrow, r, u, K0, -1)
                     if idx < K0:
                         k_new = idx + 1
                     else:
@@ -676,9 +676,9 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                     if t + 1 < L:
                         r = 2 * k_new + 1 - now
                         if z_stamp[r] != a + t + 1:
-                            _proposal_row(pi, k_new, r, a + t + 1, K0, tail, ef, c + 1, zcum,
+                            _proposal_row(pi, k_new, r, a + t + 1, K0, tail, ef, c + 1, zrow,
                                           z_stamp)
-                        w_last *= zcum[r, K0]
+                        w_last *= zrow[r, K0]
                 v[i] = v_last
                 w[i] = w_last
         else:
@@ -803,7 +803,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         for k in range(K0 + 1, K + 1):
             tail[j] += pi[j, k]
     shapes = np.zeros(C)
-    zcum = np.zeros((2 * C, K0 + 1))        # proposal weights (_proposal_row), two per state, ...
+    zrow = np.zeros((2 * C, K0 + 1))        # proposal weights (_proposal_row), two per state, ...
     z_stamp = np.full(2 * C, -1, np.int64)  # ... valid at the time index stored here
     # a chunk's emission terms (one row more, for the next step)
     ef = np.empty((_CHUNK + 1, K0 + 1))
@@ -815,7 +815,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
             pi, beta, phi = _grow(pi, beta, phi, K + N + 1)
             C = pi.shape[0]
             tail, shapes = _grown(tail, C, 0.0), np.zeros(C)
-            zcum, z_stamp = _grown(zcum, 2 * C, 0.0), _grown(z_stamp, 2 * C, -1)
+            zrow, z_stamp = _grown(zrow, 2 * C, 0.0), _grown(z_stamp, 2 * C, -1)
         g0 = starts[s] + t
         n = min(_CHUNK, T - g0)
         if posterior:
@@ -823,7 +823,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         s, t, K, changed = _csmc_range(
             s, t, g0 + n, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
             alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v,
-            cum, aw, anc, tail, shapes, zcum, z_stamp, ef, l_prior)
+            cum, aw, anc, tail, shapes, zrow, z_stamp, ef, l_prior)
         n_changed += changed
     return pi, beta, phi, K, n_changed
 
