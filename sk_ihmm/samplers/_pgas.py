@@ -429,8 +429,8 @@ def _proposal_row(pi, j, r, stamp, K0, tail, ef, c, zrow, z_stamp):
     ``zrow[r, K0] = Z_j``, their sum plus the mass outside the explicit set
     times the new-state predictive. The weights are kept as they are, not
     as a cumulative row: the sum then runs in four independent partial sums
-    (a cumulative row is one chain of dependent additions, and most rows
-    are only summed, for a particle's weight, never drawn from)."""
+    (a cumulative row is one chain of dependent additions), and a draw adds
+    the weights up as it searches (:func:`_search_weights`)."""
     s0 = tail[j] * ef[c, 0]
     s1 = 0.0
     s2 = 0.0
