@@ -57,7 +57,7 @@ def _loop_pgas_draws(w, cum, pi, n, rng):
     acc = 0
     for i in range(n):
         acc += _pgas._draw_index(w, 3.0, rng.random()) + _pgas._search_row(cum, i % 2, 0.5 * (i % 6))
-        acc += _pgas._scan_row(pi, i % 3, 1, 2, rng.random())
+        acc += _pgas._scan_row(pi, i % 3, 1, 2, rng.random(), -1)
     return acc
 
 

@@ -357,17 +357,21 @@ def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp
 
 
 @njit(cache=True, inline="always")
-def _scan_row(pi, j, lo, hi, u):
-    """Smallest ``k`` in ``lo..hi`` with ``u < pi[j, lo] + ... + pi[j, k]``,
-    or ``-1`` when ``u`` exceeds the whole sum (the remainder was hit)."""
+def _scan_row(w, j, lo, hi, u, skip):
+    """Column ``k`` in ``lo..hi`` of row ``j`` that ``u`` falls in when the
+    weights ``w[j, lo..hi]`` other than column ``skip`` (``-1``: none) are
+    laid end to end from 0 (the smallest ``k`` with ``u`` below their sum up
+    to ``k``), or ``-1`` when ``u`` exceeds the whole sum (for a row of
+    ``pi``: the remainder was hit)."""
     found = -1
     acc = 0.0
     for k in range(lo, hi + 1):
-        acc += pi[j, k]
-        if u < acc:
-            found = k
-            break
-    hold(pi)
+        if k != skip:
+            acc += w[j, k]
+            if u < acc:
+                found = k
+                break
+    hold(w)
     return found
 
 
@@ -430,7 +434,7 @@ def _proposal_row(pi, j, r, stamp, K0, tail, ef, c, zrow, z_stamp):
     times the new-state predictive. The weights are kept as they are, not
     as a cumulative row: the sum then runs in four independent partial sums
     (a cumulative row is one chain of dependent additions), and a draw adds
-    the weights up as it searches (:func:`_search_weights`)."""
+    the weights up as it searches (:func:`_scan_row`)."""
     s0 = tail[j] * ef[c, 0]
     s1 = 0.0
     s2 = 0.0
@@ -473,24 +477,6 @@ def _row_mode(zrow, r, K0):
             idx = k
     hold(zrow)
     return idx, best
-
-
-@njit(cache=True, inline="always")
-def _search_weights(zrow, r, u, K0, skip):
-    """Column of proposal row ``r`` that ``u`` falls in when the weights
-    ``zrow[r, :K0]`` other than column ``skip`` (``-1``: none) are laid end
-    to end from 0; ``K0`` (outside the explicit set) when ``u`` is beyond
-    them all."""
-    acc = 0.0
-    idx = K0
-    for k in range(K0):
-        if k != skip:
-            acc += zrow[r, k]
-            if u < acc:
-                idx = k
-                break
-    hold(zrow)
-    return idx
 
 
 @njit(cache=True, inline="always")
@@ -628,12 +614,12 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                     # from the row without the mode
                     r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
                     u = rng.random() * (zrow[r, K0] - w_mode)
-                    idx = _search_weights(zrow, r, u, K0, m_idx - 1)
-                    if idx < K0:
+                    idx = _scan_row(zrow, r, 0, K0 - 1, u, m_idx - 1)
+                    if idx >= 0:
                         k_new = idx + 1
                     else:
                         j = 0 if t == 0 else X[t - 1, 0]
-                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j])
+                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j], -1)
                         if k_new < 0:
                             K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma,
                                                  kappa, zero_stats, hyp, fam, shapes, tail,
@@ -649,14 +635,14 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                     if 1 <= j <= K0 and u < zrow[r, j - 1]:
                         idx = j - 1
                     elif 1 <= j <= K0:
-                        idx = _search_weights(zrow, r, u - zrow[r, j - 1], K0, j - 1)
+                        idx = _scan_row(zrow, r, 0, K0 - 1, u - zrow[r, j - 1], j - 1)
                     else:
-                        idx = _search_weights(zrow, r, u, K0, -1)
-                    if idx < K0:
+                        idx = _scan_row(zrow, r, 0, K0 - 1, u, -1)
+                    if idx >= 0:
                         k_new = idx + 1
                     else:
                         # outside the explicit set, in proportion to pi_jk
-                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j])
+                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j], -1)
                         if k_new < 0:
                             K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma,
                                                  kappa, zero_stats, hyp, fam, shapes, tail,
@@ -687,7 +673,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                 k_new = ref
                 if i < N - 1:
                     # rows sum to one (column 0 = remainder)
-                    k_new = _scan_row(pi, j, 1, K, rng.random())
+                    k_new = _scan_row(pi, j, 1, K, rng.random(), -1)
                     if k_new < 0:
                         K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa,
                                              zero_stats, hyp, fam, shapes, tail, rng)
