@@ -143,3 +143,63 @@ def test_stirling_tables():
     for v in (0, 1, 2, 3, 5, 8):
         np.testing.assert_array_equal(S_for[row_for[v]], S[row[v], :6])
     assert row_for[4] == -1
+
+
+def test_pred_parts_is_pred_prob():
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        j, k = int(rng.integers(0, 4)), int(rng.integers(1, 4))
+        n_j = int(rng.integers(0, 50))
+        n_jk = int(rng.integers(0, n_j + 1))
+        m_k = int(rng.integers(0, 6))
+        m_tot = m_k + int(rng.integers(0, 6))
+        alpha, gamma, kappa = rng.gamma(1.0, 2.0, size=3)
+        args = (n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k)
+        num, den = _hcrp.pred_parts(*args)
+        assert num / den == pytest.approx(_hcrp.pred_prob(*args), rel=1e-14)
+        assert 0.0 < num <= den
+
+
+@pytest.mark.parametrize("kappa", [0.0, 1.5])
+@pytest.mark.parametrize("kernel", ["seat", "unseat"])
+def test_block_factors_are_the_product_of_the_predictives(kernel, kappa):
+    """``_seat`` / ``_unseat`` return the log product of each customer's
+    predictive (right before its addition / right after its removal), over
+    a block long enough that the running numerator and denominator products
+    are folded into the log many times."""
+    from sk_ihmm.samplers._seqmoves import _seat, _unseat
+
+    gen = np.random.default_rng(4)
+    L = 700
+    xb = np.empty(L, np.int64)
+    xb[0] = 1
+    for t in range(1, L):
+        xb[t] = xb[t - 1] if gen.random() < 0.8 else int(gen.integers(1, 5))
+    prev, nxt = 0, 2
+    s = _hcrp.new_seating(8, 2048, 4096, 1.3, 0.7, kappa)
+    if kernel == "unseat":
+        _seat(*s, xb, prev, nxt, np.random.default_rng(0))
+        _hcrp.clear_log(s.scal)
+    ref = _hcrp.Seating(*[a.copy() for a in s])
+    log_r = (_seat if kernel == "seat" else _unseat)(*s, xb, prev, nxt, np.random.default_rng(9))
+
+    # the same moves one customer at a time (same draws), each predictive logged
+    rng = np.random.default_rng(9)
+    mat, vec, tab, log, scal, conc = ref
+    moves = [(prev if l == 0 else xb[l - 1], xb[l]) for l in range(L)] + [(xb[-1], nxt)]
+    if kernel == "unseat":
+        moves = moves[::-1]
+    acc = 0.0
+    for j, k in moves:
+        if kernel == "seat":
+            acc += np.log(_hcrp.get_prob(*ref, j, k))
+            _hcrp.add_customer(*ref, j, k, rng)
+        else:
+            _hcrp.remove_customer(*ref, j, k, rng)
+            acc += np.log(_hcrp.get_prob(*ref, j, k))
+    assert acc < -300              # the products left the range of a double
+    assert log_r == pytest.approx(acc, rel=1e-12)
+    # the same seating (the kernels also count the time steps, vec[OCC])
+    np.testing.assert_array_equal(s.mat, ref.mat)
+    np.testing.assert_array_equal(s.tab, ref.tab)
+    np.testing.assert_array_equal(s.vec[:_hcrp.OCC], ref.vec[:_hcrp.OCC])

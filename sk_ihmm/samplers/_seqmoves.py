@@ -37,7 +37,7 @@ import math
 
 from numba import njit
 
-from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_prob, remove_customer
+from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_parts, remove_customer
 from .._nrt import nrt_free
 from ..emissions import move_block, move_stats
 
@@ -45,15 +45,19 @@ __all__ = ["remove_seq", "add_seq", "move_emissions"]
 
 
 @njit(cache=True, inline="always")
-def _times(prod, log_r, p):
-    """Multiply the running product ``exp(log_r) * prod`` by ``p``, taking a
-    log only when ``prod`` falls below 1e-250 (probabilities, so it never
-    grows)."""
-    prod *= p
-    if prod < 1e-250:
-        log_r += math.log(prod)
-        prod = 1.0
-    return prod, log_r
+def _times(pn, pd, log_r, parts):
+    """Multiply the running ratio ``exp(log_r) * pn / pd`` by the fraction
+    ``parts = (num, den)`` (:func:`sk_ihmm._hcrp.pred_parts`, a probability:
+    ``num <= den``), folding ``pn / pd`` into ``log_r`` only when ``pn`` falls
+    below 1e-150 or ``pd`` exceeds 1e150 (as ``pn <= pd``, neither can then
+    leave the range of a double)."""
+    pn *= parts[0]
+    pd *= parts[1]
+    if pn < 1e-150 or pd > 1e150:
+        log_r += math.log(pn) - math.log(pd)
+        pn = 1.0
+        pd = 1.0
+    return pn, pd, log_r
 
 
 @nrt_free
@@ -64,11 +68,12 @@ def _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
     L = xb.shape[0]
     last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    prod = 1.0
+    pn = 1.0
+    pd = 1.0
     log_r = 0.0
     if nxt > 0:
         remove_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
-        prod, log_r = _times(prod, log_r, pred_prob(
+        pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
             mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
             alpha, gamma, kappa, last, nxt))
     for l in range(L - 1, -1, -1):
@@ -76,9 +81,9 @@ def _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
         j = prev if l == 0 else xb[l - 1]
         vec[OCC, k] -= 1
         remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        prod, log_r = _times(prod, log_r, pred_prob(
+        pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
             mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
-    return log_r + math.log(prod)
+    return log_r + (math.log(pn) - math.log(pd))
 
 
 @nrt_free
@@ -89,21 +94,22 @@ def _seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
     L = xb.shape[0]
     last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    prod = 1.0
+    pn = 1.0
+    pd = 1.0
     log_r = 0.0
     for l in range(L):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
-        prod, log_r = _times(prod, log_r, pred_prob(
+        pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
             mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
         add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
         vec[OCC, k] += 1
     if nxt > 0:
-        prod, log_r = _times(prod, log_r, pred_prob(
+        pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
             mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
             alpha, gamma, kappa, last, nxt))
         add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
-    return log_r + math.log(prod)
+    return log_r + (math.log(pn) - math.log(pd))
 
 
 @njit(cache=True, inline="always")
@@ -143,7 +149,10 @@ def remove_seq(mat, vec, tab, log, scal, conc,
     log_r : float
         Sum of the log predictive probabilities of the removed customers and
         emissions, each evaluated right after its own removal.  The customer
-        factors are multiplied in linear space (one log per block), the
+        factors are multiplied in linear space, numerators and
+        denominators apart (:func:`sk_ihmm._hcrp.pred_parts`: no division
+        per customer; a log only when a product nears the end of the range
+        of a double, and once per block), the
         emission factors come from :func:`sk_ihmm.emissions.move_block`.
     """
     return (move_block(fam, stats, hyp, Y, b, xb, -1.0, work)
