@@ -90,3 +90,9 @@ def test_block_customer_moves_are_compiled_without_reference_counting(kernel):
     log_r = kernel(mat, vec, tab, log, scal, conc, xb, 0, -1, rng)
     assert np.isfinite(log_r) and log_r < 0
     assert _n_incref(kernel) == 0
+
+
+def test_particle_gibbs_time_loop_is_compiled_without_reference_counting():
+    # the CSMC time loop reads a dozen arrays per step through inlined
+    # helpers; compiled without the runtime, none of them is counted
+    assert _pgas._csmc_range.targetoptions.get("_nrt") is False
