@@ -15,8 +15,9 @@ Two tools, used by the shared kernels:
   kernels it inlines or calls. Such a kernel must not allocate (numba
   refuses to compile it otherwise), so it suits the loops over a
   preallocated state: the Gibbs and blocked sweep kernels, the customer
-  moves of a block. Calling it still takes the references of its arguments
-  once, so it is called per block or per sweep, never per time step.
+  moves of a block, the particle Gibbs time loop. Calling it still takes
+  the references of its arguments once, so it is called per block, per
+  chunk of steps or per sweep, never per time step.
 * :func:`hold` ends an inlined kernel that has control flow and is called
   from counting code: ``hold(a)`` for each array argument makes every
   argument die in the last block, where the pass can remove its pair. It
