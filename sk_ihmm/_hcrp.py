@@ -189,21 +189,19 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     a new dish of the root. Scalar arguments: loops over many ``(j, k)`` pay
     no reference counting.
     """
-    kj = kappa if j > 0 else 0.0
-    num = n_jk + alpha * root_prob(m_k, m_tot, gamma)
-    if j == k:
-        num += kj
-    return num / (n_j + alpha + kj)
+    num, den = pred_parts(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k)
+    return num / den
 
 
 @njit(cache=True, inline="always")
 def pred_parts(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
-    """:func:`pred_prob` as a fraction without a division: returns ``(num,
-    den)`` with ``pred_prob = num / den``, both multiplied by ``m_tot +
-    gamma``. For products of many predictives (the RCD factors of a block),
-    which multiply the numerators and the denominators apart: a division
-    per customer, waited for in a chain of dependent steps, cost more than
-    the customer's other arithmetic."""
+    """:func:`pred_prob` as a fraction: returns ``(num, den)`` with
+    ``pred_prob = num / den``, both multiplied by ``m_tot + gamma`` (the
+    root term ``alpha p0(k)`` then needs no division of its own). For
+    products of many predictives (the RCD factors of a block), which
+    multiply the numerators and the denominators apart: a division per
+    customer, waited for in a chain of dependent steps, cost more than the
+    customer's other arithmetic."""
     kj = kappa if j > 0 else 0.0
     mg = m_tot + gamma
     num = n_jk * mg + alpha * (m_k if m_k > 0 else gamma)

@@ -155,8 +155,13 @@ def test_pred_parts_is_pred_prob():
         m_tot = m_k + int(rng.integers(0, 6))
         alpha, gamma, kappa = rng.gamma(1.0, 2.0, size=3)
         args = (n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k)
+        # Makino Eq. (31)-(32) with the sticky term, written out
+        p0 = (m_k if m_k > 0 else gamma) / (m_tot + gamma)
+        kj = kappa if j > 0 else 0.0
+        expected = (n_jk + alpha * p0 + (kj if j == k else 0.0)) / (n_j + alpha + kj)
         num, den = _hcrp.pred_parts(*args)
-        assert num / den == pytest.approx(_hcrp.pred_prob(*args), rel=1e-14)
+        assert num / den == pytest.approx(expected, rel=1e-14)
+        assert _hcrp.pred_prob(*args) == pytest.approx(expected, rel=1e-14)
         assert 0.0 < num <= den
 
 
