@@ -635,12 +635,12 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                     r = 2 * j + now
                     u = rng.random() * zrow[r, K0]
                     # staying in j, the likeliest move, gets the first interval
-                    if 1 <= j <= K0 and u < zrow[r, j - 1]:
-                        idx = j - 1
-                    elif 1 <= j <= K0:
-                        idx = _scan_row(zrow, r, 0, K0 - 1, u - zrow[r, j - 1], j - 1)
+                    stay = j - 1 if 1 <= j <= K0 else -1
+                    w_stay = zrow[r, stay] if stay >= 0 else 0.0
+                    if u < w_stay:
+                        idx = stay
                     else:
-                        idx = _scan_row(zrow, r, 0, K0 - 1, u, -1)
+                        idx = _scan_row(zrow, r, 0, K0 - 1, u - w_stay, stay)
                     if idx >= 0:
                         k_new = idx + 1
                     else:
