@@ -37,11 +37,11 @@ import math
 
 from numba import njit
 
-from .._hcrp import _M_TOT, MK, NJ, OCC, N, add_customer, pred_parts, remove_customer
+from .._hcrp import _M_TOT, _N_LOG, MK, NJ, OCC, N, add_customer, pred_parts, remove_customer
 from .._nrt import nrt_free
 from ..emissions import move_block, move_stats
 
-__all__ = ["remove_seq", "add_seq", "move_emissions"]
+__all__ = ["remove_seq", "add_seq", "move_emissions", "reseat_seq"]
 
 
 @njit(cache=True, inline="always")
@@ -110,6 +110,31 @@ def _seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
             alpha, gamma, kappa, last, nxt))
         add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
     return log_r + (math.log(pn) - math.log(pd))
+
+
+@nrt_free
+def reseat_seq(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
+    """Gibbs update of the tables of a block's customers, labels unchanged.
+
+    Each customer in turn (the transition into the block, those inside it
+    and the transition out of it, as in :func:`remove_seq`) leaves its table
+    -- drawn in proportion to the table sizes -- and is seated again with the
+    same dish (:func:`sk_ihmm._hcrp.add_customer`): by exchangeability that
+    is a draw of its table from its conditional given every other customer,
+    so the seating's conditional distribution given the labels is left
+    invariant. Clears the undo log."""
+    L = xb.shape[0]
+    j = prev
+    for l in range(L):
+        k = xb[l]
+        remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
+        add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
+        scal[_N_LOG] = 0
+        j = k
+    if nxt > 0:
+        remove_customer(mat, vec, tab, log, scal, conc, j, nxt, rng)
+        add_customer(mat, vec, tab, log, scal, conc, j, nxt, rng)
+        scal[_N_LOG] = 0
 
 
 @njit(cache=True, inline="always")
