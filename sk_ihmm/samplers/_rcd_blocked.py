@@ -393,8 +393,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             free_lb = n_free_labels(vec)
         if scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need or free_lb < need:
             return i, n_acc, n_vis, width, n_blocks
-        # removing the block only closes root tables: the candidates are at
-        # most the labels served now, plus 'new'
+        # the candidates are at most the labels in use, plus 'new'
         n_served = scal[_K]
         if n_served + 1 > width:
             return i, n_acc, n_vis, n_served + 1, n_blocks
