@@ -37,7 +37,8 @@ import math
 
 from numba import njit
 
-from .._hcrp import _M_TOT, _N_LOG, MK, NJ, OCC, N, add_customer, pred_parts, remove_customer
+from .._hcrp import (_M_TOT, MK, NJ, OCC, N, add_customer, clear_log, pred_parts,
+                     remove_customer)
 from .._nrt import nrt_free
 from ..emissions import move_block, move_stats
 
@@ -129,12 +130,12 @@ def reseat_seq(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
         k = xb[l]
         remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
         add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        scal[_N_LOG] = 0
+        clear_log(scal)
         j = k
     if nxt > 0:
         remove_customer(mat, vec, tab, log, scal, conc, j, nxt, rng)
         add_customer(mat, vec, tab, log, scal, conc, j, nxt, rng)
-        scal[_N_LOG] = 0
+        clear_log(scal)
 
 
 @njit(cache=True, inline="always")
