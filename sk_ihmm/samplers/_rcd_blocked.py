@@ -149,7 +149,7 @@ from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
 from ..emissions import log_proposal_block, move_stats
 from ._collapsed import finish_sweep, init_collapsed
-from ._seqmoves import add_seq, move_emissions, remove_seq, reseat_seq
+from ._seqmoves import add_seq, lift_seq, move_emissions, remove_seq, reseat_seq
 
 __all__ = ["init", "step_blocked", "step_beam", "DEFAULT_BLOCK_SIZE",
            "DEFAULT_BEAM_BLOCK_SIZE"]
@@ -235,25 +235,6 @@ def _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order):
         j = uniform_int(i + 1, rng)
         order[i], order[j] = order[j], order[i]
     return n
-
-
-@njit(cache=True, inline="always")
-def _lift(mat, vec, xb, prev, nxt, d):
-    """Add ``d`` to the transition counts (``mat[N]``, ``vec[NJ]``) of the
-    customers of the block ``xb`` (between ``prev`` and ``nxt``, as in
-    :mod:`sk_ihmm.samplers._seqmoves`) and to the occupancies of its labels:
-    with ``d = -1`` the counts of the steps outside the block, which the
-    proposal reads; ``d = 1`` puts them back. The tables are not touched."""
-    j = prev
-    for l in range(xb.shape[0]):
-        k = xb[l]
-        mat[N, j, k] += d
-        vec[NJ, j] += d
-        vec[OCC, k] += d
-        j = k
-    if nxt > 0:
-        mat[N, j, nxt] += d
-        vec[NJ, j] += d
 
 
 # The auxiliary CRP Q of Makino Algorithm 8: tables qlab[:nq] (labels) with
@@ -407,7 +388,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             xo[l] = x[b + l]
 
         # ---- 1. lift the block: counts and statistics of the steps outside it ----
-        _lift(mat, vec, xo, prev, nxt, -1)
+        lift_seq(mat, vec, xo, prev, nxt, -1)
         move_stats(fam, stats, Y, b, xo, -1.0, iwork)
 
         # ---- 2. candidate HMM from the labels outside the block ----
@@ -488,7 +469,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                 n_old += 1
         for c in range(K):
             index[cand[c]] = -1
-        _lift(mat, vec, xo, prev, nxt, 1)
+        lift_seq(mat, vec, xo, prev, nxt, 1)
         move_stats(fam, stats, Y, b, xo, 1.0, iwork)
 
         # ---- 3. proposal path, then labels for 'new' through Q* ----

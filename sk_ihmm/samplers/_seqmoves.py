@@ -42,7 +42,7 @@ from .._hcrp import (_M_TOT, MK, NJ, OCC, N, add_customer, clear_log, pred_parts
 from .._nrt import nrt_free
 from ..emissions import move_block, move_stats
 
-__all__ = ["remove_seq", "add_seq", "move_emissions", "reseat_seq"]
+__all__ = ["remove_seq", "add_seq", "move_emissions", "reseat_seq", "lift_seq"]
 
 
 @njit(cache=True, inline="always")
@@ -111,6 +111,25 @@ def _seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
             alpha, gamma, kappa, last, nxt))
         add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
     return log_r + (math.log(pn) - math.log(pd))
+
+
+@njit(cache=True, inline="always")
+def lift_seq(mat, vec, xb, prev, nxt, d):
+    """Add ``d`` to the transition counts (``mat[N]``, ``vec[NJ]``) of the
+    customers of the block ``xb`` (between ``prev`` and ``nxt``, as in
+    :func:`remove_seq`) and to the occupancies of its labels:
+    with ``d = -1`` the counts of the steps outside the block, which the
+    proposal reads; ``d = 1`` puts them back. The tables are not touched."""
+    j = prev
+    for l in range(xb.shape[0]):
+        k = xb[l]
+        mat[N, j, k] += d
+        vec[NJ, j] += d
+        vec[OCC, k] += d
+        j = k
+    if nxt > 0:
+        mat[N, j, nxt] += d
+        vec[NJ, j] += d
 
 
 @nrt_free
