@@ -17,16 +17,21 @@ of one do not leak into another) in this order:
    paper's synthetic experiments, pgas beside rcd_beam and rcd_gibbs
    (``--quick``: its own);
 7. ``bench_reach.py --seeds 5 --cap 10 --jobs 2`` -- CPU seconds to the true
-   number of states, every sampler (``--quick``: 2 seeds, 2 s cap).
+   number of states, every sampler (``--quick``: 2 seeds, 2 s cap);
+8. ``bench_mixing.py --seeds 3 --jobs 2`` -- how fast each sampler moves the
+   number of states at equilibrium (chains from the true labels; ``--quick``:
+   1 seed, 300 sweeps).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
 (``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale`` and
-``bench_pgas_paper`` also write their own tables under ``benchmarks/results/``.
+``bench_pgas_paper`` also write their own tables under ``benchmarks/results/``
+(the tables of ``bench_reach`` and ``bench_mixing`` are copied by hand to
+``reach*.txt`` and ``mixing.txt``).
 
 Usage::
 
     python benchmarks/run.py [--quick]
-        [--only ffbs samplers real scale sequence1 pgas_paper reach]
+        [--only ffbs samplers real scale sequence1 pgas_paper reach mixing]
 """
 
 import argparse
@@ -38,7 +43,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "pgas_paper", "reach")
+NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "pgas_paper", "reach", "mixing")
 
 
 def _sequence1_args(path, quick):
@@ -75,6 +80,9 @@ def commands(quick, samplers_budget):
                  + (["--quick"] if quick else ["--iters", "1000", "--budget", "90"])))
     cmds.append(("reach", ["bench_reach.py", "--jobs", "2"]
                  + (["--seeds", "2", "--cap", "2"] if quick else ["--seeds", "5", "--cap", "10"])))
+    cmds.append(("mixing", ["bench_mixing.py", "--jobs", "2"]
+                 + (["--seeds", "1", "--burn", "20", "--sweeps", "300"] if quick
+                    else ["--seeds", "3"])))
     return cmds
 
 
