@@ -39,7 +39,6 @@ import argparse
 import os
 import sys
 import time
-from multiprocessing import get_context
 
 import numpy as np
 
@@ -48,6 +47,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from bench_pgas_paper import PRIORS, SAMPLER_OPTIONS, make_problem  # noqa: E402
+from bench_reach import map_tasks  # noqa: E402
 from sk_ihmm.datasets import make_gaussian_hmm  # noqa: E402
 from sk_ihmm.emissions import log_marginal_sum  # noqa: E402
 from sk_ihmm.metrics import integrated_autocorrelation_time  # noqa: E402
@@ -90,10 +90,6 @@ def run_chain(name, k_true, prior, seed, burn, sweeps):
     return ks, ll, cpu / sweeps
 
 
-def _star(args):
-    return args, run_chain(*args)
-
-
 def _iat(x):
     return integrated_autocorrelation_time(x) if np.ptp(x) > 0 else np.nan
 
@@ -120,11 +116,7 @@ def main(argv=None):
              for k in args.states for p in args.priors
              for name in args.samplers for seed in range(args.seeds)]
     t0 = time.time()
-    if args.jobs > 1:
-        with get_context("spawn").Pool(args.jobs) as pool:
-            done = dict(pool.map(_star, tasks, chunksize=1))
-    else:
-        done = dict(map(_star, tasks))
+    done = map_tasks(run_chain, tasks, args.jobs)
     head = (f"{'data':>4} {'prior':>5} {'sampler':<12} {'ms/sw':>6} {'mean K':>6} "
             f"{'P(K=Kt)':>7} {'IAT K':>6} {'IAT LL':>6} {'s/ind K':>7} {'s/ind LL':>8}")
     for k in args.states:

@@ -69,8 +69,20 @@ def time_to_k(name, k_true, k_init, seed, cap, prior="weak", sticky=False):
     return None, sweeps
 
 
-def _star(args):
-    return args, time_to_k(*args)
+def _call(job):
+    func, args = job
+    return args, func(*args)
+
+
+def map_tasks(func, tasks, jobs):
+    """``{task: func(*task)}`` for every tuple in ``tasks``, in a pool of
+    ``jobs`` spawned processes when ``jobs > 1`` (``func`` must be a
+    module-level function)."""
+    work = [(func, t) for t in tasks]
+    if jobs > 1:
+        with get_context("spawn").Pool(jobs) as pool:
+            return dict(pool.map(_call, work, chunksize=1))
+    return dict(map(_call, work))
 
 
 def main(argv=None):
@@ -95,11 +107,7 @@ def main(argv=None):
              for k_true in (4, 10) for k_init in (3, 30)
              for seed in range(args.seeds) for name in args.samplers]
     t0 = time.time()
-    if args.jobs > 1:
-        with get_context("spawn").Pool(args.jobs) as pool:
-            done = dict(pool.map(_star, tasks, chunksize=1))
-    else:
-        done = dict(map(_star, tasks))
+    done = map_tasks(time_to_k, tasks, args.jobs)
     for k_true in (4, 10):
         for k_init in (3, 30):
             cells, medians = [], {}
