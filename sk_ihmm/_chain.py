@@ -64,11 +64,12 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     first[np.concatenate([[0], ends[:-1]])] = True
     last = np.zeros(T, bool)
     last[ends - 1] = True
+    hyp = family._hyp(dim, Y)     # data-scaled defaults resolved on all training sequences
     return Problem(
         Y=Y, seq_first=first, seq_last=last, starts=np.flatnonzero(first).astype(np.int64),
         ends=ends.astype(np.int64), emission=family, fam=family.code,
-        hyp=family._hyp(dim), dim=dim, n_stats=family._n_stats(dim),
-        prior_pred=log_prior_predictive(family, Y, dim),
+        hyp=hyp, dim=dim, n_stats=family._n_stats(dim),
+        prior_pred=log_prior_predictive(family, Y, dim, hyp),
         conc0=tuple(float(c) for c in conc0),
         # arrays, as the samplers' kernels take them (no conversion per sweep)
         priors=np.array(priors, dtype=np.float64).reshape(3, 2),
@@ -117,24 +118,75 @@ def count_log_joints(snapshots, problem):
                                      problem.fam, problem.hyp, table) for snap in snapshots])
 
 
-def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbose=0, chain_id=0):
-    """Run one chain; return a dict of kept samples, snapshots and traces.
+class Chain:
+    """One chain advanced in rounds: sampler state, generator and records.
 
-    ``seed`` is a :class:`numpy.random.SeedSequence`; every random draw of
-    the chain comes from the one Generator made from it, so the result does
-    not depend on which worker runs the chain.
+    A chain is picklable, so joblib workers can run a round and send it back;
+    the next round continues from the same state and generator, so a chain
+    run in several rounds draws exactly what one long run would.
+
+    Attributes
+    ----------
+    state : sampler state (see :mod:`sk_ihmm.samplers`)
+    rng : numpy.random.Generator
+    trace : dict of list
+        Per-sweep records of every sweep run so far.
+    samples : ndarray of shape (n_kept, n_timesteps), smallest integer dtype
+        Labels of the sweeps kept by the last round (0-based, first-appearance order).
+    snapshots : list of Snapshot
+        Their compact posterior snapshots.
+    n_sweeps : int
+        Sweeps run so far.
+    """
+
+    def __init__(self, sampler_name, state, rng):
+        self.sampler_name = sampler_name
+        self.state = state
+        self.rng = rng
+        self.trace = {"n_states": [], "log_joint": [], "alpha": [], "gamma": [], "kappa": [],
+                      "seconds": []}
+        self.samples = None
+        self.snapshots = []
+        self.n_sweeps = 0
+        self.cpu_seconds = 0.0
+
+
+def start_chain(sampler_name, problem, x0, seed):
+    """A new :class:`Chain` from a :class:`numpy.random.SeedSequence`.
+
+    Every random draw of the chain (its initial labels included) comes from
+    the one Generator made from ``seed``, so results do not depend on which
+    worker runs it.
     """
     rng = np.random.default_rng(seed)
     sampler = get_sampler(sampler_name)
     x_init = x0(rng) if callable(x0) else x0
-    state = sampler.init(problem, x_init, rng)
-    n_sweeps = n_burnin + n_samples * thin
+    return Chain(sampler_name, sampler.init(problem, x_init, rng), rng)
+
+
+def label_dtype(n_labels):
+    """The smallest unsigned integer dtype that holds labels ``0..n_labels-1``."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if n_labels - 1 <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0):
+    """Run ``n_sweeps`` more sweeps of ``chain`` and keep some of them.
+
+    Sweep ``s`` of this round (0-based) is kept when ``s >= n_skip`` and
+    ``(s - n_skip + 1) % thin == 0``; the kept labels and snapshots replace
+    those of the previous round, the traces are appended. Returns ``chain``.
+    """
+    sampler = get_sampler(chain.sampler_name)
+    state, rng, trace = chain.state, chain.rng, chain.trace
     T = problem.Y.shape[0]
-    samples = np.empty((n_samples, T), np.int32)
+    n_keep = max(0, (n_sweeps - n_skip) // thin)
+    samples = np.empty((n_keep, T), np.int32)
     snaps = []
-    trace = {"n_states": [], "log_joint": [], "alpha": [], "gamma": [], "kappa": [],
-             "seconds": []}
     t0 = time.process_time()
+    base = chain.cpu_seconds
     for sweep in range(n_sweeps):
         info = sampler.step(state, problem, rng)
         trace["n_states"].append(int(np.count_nonzero(np.bincount(state.x))))
@@ -142,19 +194,36 @@ def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbos
         trace["alpha"].append(float(state.conc[0]))
         trace["gamma"].append(float(state.conc[1]))
         trace["kappa"].append(float(state.conc[2]))
-        trace["seconds"].append(time.process_time() - t0)
+        trace["seconds"].append(base + time.process_time() - t0)
         for key, val in info.items():
             trace.setdefault(key, []).append(float(val))
-        if sweep >= n_burnin and (sweep - n_burnin + 1) % thin == 0:
-            i = (sweep - n_burnin + 1) // thin - 1
+        if sweep >= n_skip and (sweep - n_skip + 1) % thin == 0:
+            i = (sweep - n_skip + 1) // thin - 1
             labels, snap = make_snapshot(state)
             samples[i] = labels
             snaps.append(snap)
         if verbose > 1 and (sweep + 1) % max(1, n_sweeps // 10) == 0:
-            print(f"[chain {chain_id}] sweep {sweep + 1}/{n_sweeps}: "
+            print(f"[chain {chain_id}] sweep {chain.n_sweeps + sweep + 1}: "
                   f"K={trace['n_states'][-1]} log_joint={trace['log_joint'][-1]:.1f}")
+    chain.n_sweeps += n_sweeps
+    chain.cpu_seconds = base + time.process_time() - t0
+    n_labels = int(samples.max()) + 1 if samples.size else 1
+    chain.samples = samples.astype(label_dtype(n_labels))
+    chain.snapshots = snaps
+    return chain
+
+
+def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbose=0, chain_id=0):
+    """Run one chain; return a dict of kept samples, snapshots and traces.
+
+    ``seed`` is a :class:`numpy.random.SeedSequence`; every random draw of
+    the chain comes from the one Generator made from it, so the result does
+    not depend on which worker runs the chain.
+    """
+    chain = start_chain(sampler_name, problem, x0, seed)
+    advance_chain(chain, problem, n_burnin + n_samples * thin, n_burnin, thin, verbose, chain_id)
     return {
-        "samples": samples,
-        "snapshots": snaps,
-        "trace": {k: np.asarray(v) for k, v in trace.items()},
+        "samples": chain.samples,
+        "snapshots": chain.snapshots,
+        "trace": {k: np.asarray(v) for k, v in chain.trace.items()},
     }

@@ -20,6 +20,8 @@ from . import metrics
 
 __all__ = [
     "DiagnosticsTable",
+    "convergence_report",
+    "convergence_message",
     "kept_sweeps",
     "summarize_traces",
     "trace_to_arviz",
@@ -167,6 +169,79 @@ def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, 
         idx = kept_sweeps(values.shape[1], n_burnin, thin)
         table[key] = _summary_row(values[:, idx])
     return table
+
+
+# ------------------------------------------------------------ convergence
+#: Vehtari et al. (2021): use the draws when the rank-normalised split R-hat
+#: is below 1.01 and the bulk and tail ESS are above 100 per chain (400 for
+#: their recommended four chains).
+RHAT_MAX = 1.01
+ESS_PER_CHAIN_MIN = 100
+
+#: Label-invariant quantities whose convergence ``fit`` checks.
+CONVERGENCE_KEYS = ("n_states", "log_joint")
+
+
+def convergence_report(trace, start, keys=CONVERGENCE_KEYS):
+    """Split R-hat and bulk/tail ESS of the sweeps from ``start`` on.
+
+    Parameters
+    ----------
+    trace : dict of ndarray of shape (n_chains, n_sweeps)
+    start : int
+        First sweep after burn-in; every later sweep of every chain is used.
+    keys : sequence of str
+
+    Returns
+    -------
+    report : dict
+        ``{key: {"r_hat", "ess_bulk", "ess_tail"}}`` for every key, plus
+        ``"converged"`` (bool), ``"thresholds"`` and ``"n_sweeps"`` (per
+        chain, burn-in included). A quantity that is constant over all the
+        draws (one number of states in every chain, say) has ``nan``
+        diagnostics and counts as converged; fewer than 4 draws per chain
+        count as not converged.
+    """
+    n_chains, n_sweeps = np.asarray(trace[keys[0]]).shape
+    ess_min = ESS_PER_CHAIN_MIN * n_chains
+    report = {}
+    converged = True
+    for key in keys:
+        draws = np.asarray(trace[key], dtype=np.float64)[:, start:]
+        row = {"r_hat": math.nan, "ess_bulk": math.nan, "ess_tail": math.nan}
+        if draws.shape[1] < 4 or not np.all(np.isfinite(draws)):
+            converged = False
+        elif np.ptp(draws) > 0:
+            row["r_hat"] = _safe(metrics.split_rhat, draws)
+            row["ess_bulk"] = _safe(metrics.effective_sample_size, draws, method="bulk")
+            row["ess_tail"] = _safe(metrics.effective_sample_size, draws, method="tail")
+            converged &= not (row["r_hat"] > RHAT_MAX)
+            converged &= not (row["ess_bulk"] < ess_min or row["ess_tail"] < ess_min)
+        report[key] = row
+    report["converged"] = bool(converged)
+    report["thresholds"] = {"r_hat_max": RHAT_MAX, "ess_min": ess_min}
+    report["n_sweeps"] = int(n_sweeps)
+    return report
+
+
+def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
+    """The text of the ConvergenceWarning of an unconverged fit."""
+    th = report["thresholds"]
+    parts = []
+    for key in keys:
+        row = report[key]
+        parts.append(f"{key}: R-hat {row['r_hat']:.3g}, bulk ESS {row['ess_bulk']:.0f}, "
+                     f"tail ESS {row['ess_tail']:.0f}")
+    last_k = ", ".join(str(int(k)) for k in np.asarray(trace["n_states"])[:, -1])
+    return (
+        f"The chains did not converge after {report['n_sweeps']} sweeps each "
+        f"({report.get('n_rounds', 1)} rounds, {report.get('seconds', math.nan):.1f} s): "
+        + "; ".join(parts)
+        + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}). The chains end "
+        f"with {last_k} states. Treat n_states_ and the point summaries with care: raise "
+        "max_time or max_sweeps, or try another sampler (rcd_blocked mixes fastest on long "
+        "dwell times); model.diagnostics() and model.convergence_ have the details."
+    )
 
 
 # ----------------------------------------------------------------- arviz

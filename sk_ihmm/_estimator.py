@@ -7,18 +7,22 @@ the samplers in :mod:`sk_ihmm.samplers`, message passing in
 :mod:`sk_ihmm._particle`.
 """
 
+import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _messages
-from ._chain import count_log_joints, make_problem, run_chain
+from . import _diagnostics
+from ._chain import advance_chain, count_log_joints, make_problem, start_chain
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
 from .emissions import EmissionFamily, log_emission_matrix, make_emission
@@ -126,11 +130,27 @@ class InfiniteHMM(BaseEstimator):
     n_samples : int, default=100
         Samples kept per chain.
     n_burnin : int, default=100
-        Sweeps discarded at the start of each chain.
+        Sweeps discarded at the start of each chain (first round).
     thin : int, default=1
-        Keep every ``thin``-th sweep after burn-in.
+        Keep every ``thin``-th sweep after burn-in (first round).
     n_chains : int, default=4
         Independent chains.
+    max_sweeps : int, default=100_000
+        Budget mode: after the first round of ``n_burnin + n_samples * thin``
+        sweeps, while the convergence diagnostics (``convergence_``) miss
+        their thresholds, every chain runs another round as long as all the
+        sweeps before it; the earlier sweeps become burn-in and the
+        ``n_samples`` kept samples are spread evenly over the last round.
+        Rounds stop when the total sweeps per chain would exceed
+        ``max_sweeps``. Set ``max_sweeps`` to at most the first round (or
+        ``max_time=0``) for a single round.
+    max_time : float or None, default=60.0
+        Budget mode's limit in wall-clock seconds: no new round starts when
+        its expected end (from the time of the rounds so far) is past
+        ``max_time`` seconds after the start of ``fit``. ``None``: no limit
+        in time. A fit that stops on time, not on convergence, depends on
+        the machine's speed; set ``max_time=None`` for results that depend
+        only on ``random_state``.
     init : {"particle_filter", "random"}, default="particle_filter"
         Initial state sequence: a particle filter on the HCRP predictive
         (``n_init_particles`` particles, Makino et al. 2011) or uniform labels
@@ -164,7 +184,28 @@ class InfiniteHMM(BaseEstimator):
     ----------
     state_samples_ : list of ndarray of shape (n_samples, n_timesteps)
         Kept hidden-state sequences of the training data, one array per chain,
-        labelled ``0..K-1`` by first appearance within each sample.
+        labelled ``0..K-1`` by first appearance within each sample, in the
+        smallest unsigned integer type that holds the labels.
+    convergence_ : dict
+        Convergence diagnostics over every sweep after burn-in of all
+        chains (Vehtari et al. 2021): for ``"n_states"`` and
+        ``"log_joint"`` a dict with ``r_hat`` (rank-normalised split R-hat),
+        ``ess_bulk`` and ``ess_tail``; ``"converged"`` (every R-hat at most
+        ``1.01`` and every ESS at least ``100`` per chain; a quantity
+        constant over all chains counts as converged), ``"thresholds"``,
+        ``"n_sweeps"`` per chain and ``"n_rounds"``. A fit that ends
+        unconverged raises :class:`~sklearn.exceptions.ConvergenceWarning`.
+    n_states_posterior_ : ndarray of shape (max_n_states + 1,)
+        Posterior probability of each number of states: the fraction of the
+        kept samples of all chains with ``k`` states at index ``k``.
+    emission_prior_ : dict
+        The emission prior's hyperparameters as used, with data-scaled
+        defaults resolved on the training data (see :mod:`sk_ihmm.emissions`).
+    n_sweeps_ : int
+        Sweeps run per chain, burn-in included.
+    n_burnin_, thin_ : int
+        The burn-in and thinning that define the kept sweeps of the final
+        round (``n_burnin`` and ``thin`` when the fit took one round).
     trace_ : dict of ndarray of shape (n_chains, n_sweeps)
         Per-sweep ``n_states``, ``log_joint`` (``log p(x, tables, y)``),
         ``alpha``, ``gamma``, ``kappa``, ``accept_rate``, ``seconds`` (CPU)
@@ -186,6 +227,14 @@ class InfiniteHMM(BaseEstimator):
     means_, covars_ / emissionprob_ : ndarray
         Posterior-mean emission parameters of the representative sample.
     n_features_in_ : int
+
+    Notes
+    -----
+    The default Gaussian prior is scaled to the training data (its mean and
+    covariance), so ``InfiniteHMM().fit(X)`` gives the same state sequences
+    for data in any units; see :class:`sk_ihmm.emissions.Gaussian`. With
+    ``emission="gaussian"`` data with several columns get the
+    full-covariance :class:`~sk_ihmm.emissions.MultivariateGaussian`.
     """
 
     _parameter_constraints = {
@@ -202,6 +251,8 @@ class InfiniteHMM(BaseEstimator):
         "n_burnin": [Interval(Integral, 0, None, closed="left")],
         "thin": [Interval(Integral, 1, None, closed="left")],
         "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "max_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "max_time": [Interval(Real, 0, None, closed="left"), None],
         "init": [StrOptions({"particle_filter", "random"})],
         "n_init_states": [Interval(Integral, 1, None, closed="left")],
         "n_init_particles": [Interval(Integral, 1, None, closed="left")],
@@ -232,6 +283,8 @@ class InfiniteHMM(BaseEstimator):
         n_burnin=100,
         thin=1,
         n_chains=4,
+        max_sweeps=100_000,
+        max_time=60.0,
         init="particle_filter",
         n_init_states=10,
         n_init_particles=100,
@@ -259,6 +312,8 @@ class InfiniteHMM(BaseEstimator):
         self.n_burnin = n_burnin
         self.thin = thin
         self.n_chains = n_chains
+        self.max_sweeps = max_sweeps
+        self.max_time = max_time
         self.init = init
         self.n_init_states = n_init_states
         self.n_init_particles = n_init_particles
@@ -281,6 +336,9 @@ class InfiniteHMM(BaseEstimator):
             self, X, reset=reset, dtype=None if categorical else np.float64,
             ensure_all_finite=True, ensure_min_samples=1,
         )
+        if reset and isinstance(self.emission, str):
+            # "gaussian" is the Gaussian family for the data's number of columns
+            family = make_emission(self.emission, X.shape[1])
         if categorical:
             Y = family._check_X(X, None if reset else self._dim)
         else:
@@ -316,6 +374,11 @@ class InfiniteHMM(BaseEstimator):
     def fit(self, X, y=None, *, lengths=None, sequence_ids=None):
         """Run ``n_chains`` MCMC chains on the sequences in ``X``.
 
+        The chains run a first round of ``n_burnin + n_samples * thin``
+        sweeps, then further rounds while the convergence diagnostics miss
+        their thresholds and the budget (``max_sweeps``, ``max_time``)
+        allows; see ``convergence_``.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -332,44 +395,79 @@ class InfiniteHMM(BaseEstimator):
         Returns
         -------
         self : InfiniteHMM
+
+        Warns
+        -----
+        ConvergenceWarning
+            When the chains end without passing the convergence thresholds.
+        UserWarning
+            When Gaussian emissions get a single column of small
+            non-negative integers (probably categories or counts).
         """
+        t_start = time.perf_counter()
         if self.sampler not in SAMPLERS:
             raise ValueError(
                 f"Sampler {self.sampler!r} is not available in this build; available: "
                 f"{sorted(SAMPLERS)}."
             )
-        family = make_emission(self.emission)
-        if isinstance(self.emission, EmissionFamily):
-            family = self.emission
+        make_emission(self.emission)._validate_params()
+        family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
         family._validate_params()
         self._family = family
-        family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
+        _warn_integer_codes(family, Y)
         dim = family._dim(Y) if family.name != "categorical" else family._resolve_n_symbols(Y)
         self._dim = dim
+        self.emission_prior_ = family.resolve_prior(Y, dim)
         problem = self._problem(family, Y, lens, dim)
         root = _seed_sequence(self.random_state)
         seeds = root.spawn(self.n_chains)
         x0 = self._initializer(problem)
-        results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
-            delayed(run_chain)(
-                self.sampler, problem, x0, self.n_burnin, self.n_samples, self.thin, seed,
-                self.verbose, c,
+        parallel = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)
+        n_first = self.n_burnin + self.n_samples * self.thin
+        chains = parallel(
+            delayed(_first_round)(
+                self.sampler, problem, x0, seed, n_first, self.n_burnin, self.thin, self.verbose, c,
             )
             for c, seed in enumerate(seeds)
         )
+        n_burnin, thin, n_rounds = int(self.n_burnin), int(self.thin), 1
+        report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
+        while not report["converged"]:
+            n_done = chains[0].n_sweeps
+            round_thin = -(-n_done // self.n_samples)
+            n_next = round_thin * self.n_samples
+            if n_done + n_next > self.max_sweeps:
+                break
+            if self.max_time is not None:
+                elapsed = time.perf_counter() - t_start
+                if elapsed + _round_seconds(chains, n_next, self.n_jobs) > self.max_time:
+                    break
+            chains = parallel(
+                delayed(advance_chain)(chain, problem, n_next, 0, round_thin, self.verbose, c)
+                for c, chain in enumerate(chains)
+            )
+            n_burnin, thin, n_rounds = n_done, round_thin, n_rounds + 1
+            report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
+        report["n_rounds"] = n_rounds
+        report["seconds"] = time.perf_counter() - t_start
         self._problem_ = problem
         self._score_seed = root.spawn(1)[0]
-        self.state_samples_ = [r["samples"] for r in results]
-        self.snapshots_ = [r["snapshots"] for r in results]
-        keys = results[0]["trace"].keys()
-        self.trace_ = {k: np.stack([r["trace"][k] for r in results]) for k in keys}
-        # representative: the most probable kept sample among those with the
-        # most frequent number of states (a typical K, then the best sample),
-        # ranked by the joint at the level of table counts
+        self.n_sweeps_, self.n_burnin_, self.thin_ = int(chains[0].n_sweeps), n_burnin, thin
+        self.state_samples_ = [chain.samples for chain in chains]
+        self.snapshots_ = [chain.snapshots for chain in chains]
+        self.trace_ = _stack_trace(chains)
+        self.convergence_ = report
+        if not report["converged"]:
+            warnings.warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning,
+                          stacklevel=3)
+        # the number of states of the posterior pooled over chains; the
+        # representative is the best kept sample (joint at the level of table
+        # counts) among those with the most frequent number of states, so
+        # neither depends on which chain happened to win
         lj = np.array([count_log_joints(snaps, problem) for snaps in self.snapshots_])
         ks = np.array([[s.n.shape[0] - 1 for s in snaps] for snaps in self.snapshots_])
-        values, counts = np.unique(ks, return_counts=True)
-        lj = np.where(ks == values[np.argmax(counts)], lj, -np.inf)
+        self.n_states_posterior_ = np.bincount(ks.ravel()) / ks.size
+        lj = np.where(ks == int(np.argmax(self.n_states_posterior_)), lj, -np.inf)
         c, i = np.unravel_index(int(np.argmax(lj)), lj.shape)
         self.representative_ = (int(c), int(i))
         self._set_point_summary(self.snapshots_[c][i])
@@ -531,11 +629,9 @@ class InfiniteHMM(BaseEstimator):
             entries are ``nan``. ``print(table)`` shows it as a text table;
             ``pandas.DataFrame(table).T`` makes a data frame.
         """
-        from . import _diagnostics
-
         check_is_fitted(self, "state_samples_")
         return _diagnostics.summarize_traces(
-            self.trace_, self.n_burnin, self.thin, keys=keys, resampled=self._problem_.resample,
+            self.trace_, self.n_burnin_, self.thin_, keys=keys, resampled=self._problem_.resample,
         )
 
     def to_arviz(self):
@@ -550,11 +646,9 @@ class InfiniteHMM(BaseEstimator):
             rates, CPU seconds, ...). With ArviZ >= 1.0 the equivalent
             ``DataTree`` is returned.
         """
-        from . import _diagnostics
-
         check_is_fitted(self, "state_samples_")
-        attrs = {"sampler": str(self.sampler), "n_burnin": int(self.n_burnin), "thin": int(self.thin)}
-        return _diagnostics.trace_to_arviz(self.trace_, self.n_burnin, self.thin, attrs=attrs)
+        attrs = {"sampler": str(self.sampler), "n_burnin": self.n_burnin_, "thin": self.thin_}
+        return _diagnostics.trace_to_arviz(self.trace_, self.n_burnin_, self.thin_, attrs=attrs)
 
     def posterior_similarity(self, dtype=np.float32):
         """Posterior co-assignment probabilities of the training time steps.
@@ -571,8 +665,6 @@ class InfiniteHMM(BaseEstimator):
         -------
         psm : ndarray of shape (n_timesteps, n_timesteps)
         """
-        from . import _diagnostics
-
         check_is_fitted(self, "state_samples_")
         return _diagnostics.posterior_similarity(self.state_samples_, dtype=dtype)
 
@@ -596,11 +688,59 @@ class InfiniteHMM(BaseEstimator):
         index : (int, int)
             Only if ``return_index``.
         """
-        from . import _diagnostics
-
         check_is_fitted(self, "state_samples_")
         states, where = _diagnostics.point_estimate(self.state_samples_)
         return (states, where) if return_index else states
+
+
+def _first_round(sampler, problem, x0, seed, n_sweeps, n_skip, thin, verbose, chain_id):
+    """Start a chain and run its first round (one joblib task)."""
+    chain = start_chain(sampler, problem, x0, seed)
+    return advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose, chain_id)
+
+
+def _stack_trace(chains):
+    """Per-sweep traces of the chains as ``{key: (n_chains, n_sweeps)}`` arrays."""
+    return {k: np.stack([np.asarray(chain.trace[k], dtype=float) for chain in chains])
+            for k in chains[0].trace}
+
+
+def _round_seconds(chains, n_sweeps, n_jobs):
+    """Expected wall time of ``n_sweeps`` more sweeps of every chain.
+
+    From each chain's CPU time per sweep (its first sweep, which may
+    include compilation, left out) and the number of chains run at once.
+    """
+    from joblib import effective_n_jobs
+
+    per_sweep = []
+    for chain in chains:
+        sec = chain.trace["seconds"]
+        per_sweep.append((sec[-1] - sec[0]) / (len(sec) - 1) if len(sec) > 1 else sec[-1])
+    at_once = max(1, min(len(chains), effective_n_jobs(n_jobs)))
+    return float(np.sum(per_sweep)) * n_sweeps / at_once
+
+
+#: Most distinct values of an integer-coded column fitted as Gaussian without a warning.
+_INTEGER_CODE_MAX_DISTINCT = 50
+
+
+def _warn_integer_codes(family, Y):
+    """Warn when a Gaussian family gets one column of small non-negative integers."""
+    if family.name != "gaussian" or Y.shape[1] != 1 or Y.shape[0] < 2:
+        return
+    y = Y[:, 0]
+    if y.min() < 0 or np.any(y != np.round(y)):
+        return
+    n_distinct = np.unique(y).shape[0]
+    if 2 <= n_distinct <= _INTEGER_CODE_MAX_DISTINCT:
+        warnings.warn(
+            f"X is a single column of {n_distinct} distinct non-negative integers "
+            f"({int(y.min())}..{int(y.max())}), fitted with Gaussian emissions. If these are "
+            "category codes use emission='categorical'; Gaussian emissions treat them as "
+            "measurements on a line.",
+            UserWarning, stacklevel=4,
+        )
 
 
 class _RandomInit:

@@ -620,7 +620,27 @@ class EmissionFamily(BaseEstimator):
         """Validate observations; return a float64 ``(n, n_features)`` array."""
         raise NotImplementedError
 
-    def _hyp(self, n_features):
+    def resolve_prior(self, X=None, n_features=None):
+        """The prior's hyperparameters, with data-scaled defaults filled in.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None
+            Training observations. Hyperparameters left at ``None`` are set
+            from them; without ``X`` every hyperparameter must be explicit.
+        n_features : int or None
+            Family dimension (alphabet size or number of features); ``None``
+            takes it from ``X``.
+
+        Returns
+        -------
+        prior : dict
+            Hyperparameter name -> value (floats or arrays). The estimator
+            stores it as ``emission_prior_``.
+        """
+        raise NotImplementedError
+
+    def _hyp(self, n_features, X=None):
         """Flat float64 array of hyperparameters for the kernels."""
         raise NotImplementedError
 
@@ -734,7 +754,14 @@ class Categorical(EmissionFamily):
             return int(self.n_symbols)
         return int(X.max()) + 1
 
-    def _hyp(self, n_symbols):
+    def resolve_prior(self, X=None, n_features=None):
+        if n_features is None:
+            if X is None:
+                raise ValueError("resolve_prior needs X or n_features.")
+            n_features = self._resolve_n_symbols(np.asarray(X))
+        return {"concentration": float(self.concentration), "n_symbols": int(n_features)}
+
+    def _hyp(self, n_symbols, X=None):
         return np.array([float(self.concentration), float(n_symbols)])
 
     def _n_stats(self, n_symbols):
@@ -755,37 +782,111 @@ class Categorical(EmissionFamily):
         return float(self._log_marginal_stats(stats, self._hyp(n_symbols))[0])
 
 
+#: Data-scaled defaults of the Gaussian priors (see :doc:`/model`): the prior
+#: mean of a state's covariance is this fraction of the training data's
+#: covariance ...
+PRIOR_COVARIANCE_FRACTION = 0.1
+#: ... and the state means are spread like the data: ``mu | Sigma ~
+#: N(mu0, Sigma / lambda0)`` with ``lambda0`` equal to the fraction, so that
+#: ``Sigma / lambda0`` is about the data covariance.
+PRIOR_MEAN_PRECISION = 0.1
+
+
+def _data_moments(X):
+    """Mean and covariance ``(D,), (D, D)`` of training data for data-scaled priors.
+
+    Raises a ValueError naming the problem when the spread of the data does
+    not fit in a double (values beyond about 1e150 apart), since every
+    kernel works with sums of squares of the data.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise ValueError(f"Data-scaled priors need a non-empty (n_samples, n_features) X; got shape {X.shape}.")
+    mean = X.mean(axis=0)
+    centred = X - mean
+    with np.errstate(over="ignore", invalid="ignore"):
+        cov = centred.T @ centred / X.shape[0]
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
+        raise ValueError(
+            "X is too large in magnitude for the Gaussian emissions (its variance overflows a "
+            f"double; largest |value| {np.max(np.abs(X)):.3g}). Rescale the data, for example "
+            "with sklearn.preprocessing.StandardScaler in a Pipeline."
+        )
+    return mean, cov
+
+
+def _positive_definite_scale(cov):
+    """``cov`` made usable as a prior scale matrix.
+
+    A constant column (zero variance) gets variance 1 and a singular
+    covariance (collinear columns) a relative ridge of 1e-6 on its diagonal;
+    a regular covariance is returned unchanged, which keeps the prior
+    equivariant under invertible affine maps of the data.
+    """
+    cov = np.array(cov, dtype=np.float64)
+    diag = np.diag(cov).copy()
+    zero = diag <= 0.0
+    if np.any(zero):
+        cov[zero, :] = 0.0
+        cov[:, zero] = 0.0
+        cov[zero, zero] = 1.0
+        diag[zero] = 1.0
+    try:
+        eig = np.linalg.eigvalsh(cov / np.sqrt(np.outer(diag, diag)))
+    except np.linalg.LinAlgError:
+        eig = np.zeros(1)
+    if eig.min() < 1e-10:
+        cov = cov + 1e-6 * np.diag(diag)
+    return cov
+
+
 class Gaussian(EmissionFamily):
     """One-dimensional Gaussian emissions with a Normal-Inverse-Gamma prior.
 
     ``sigma^2 ~ InvGamma(a0, b0)`` and ``mu | sigma^2 ~ N(mu0, sigma^2 / lambda0)``.
-    The prior is on the scale of the data: standardise data on another scale
-    (for example with :class:`sklearn.preprocessing.StandardScaler` in a
-    pipeline) or set ``mu0`` and ``b0`` accordingly.
+
+    By default the prior is scaled to the training data, as scikit-learn's
+    :class:`~sklearn.mixture.BayesianGaussianMixture` does with
+    ``mean_prior=None``: ``mu0`` is the mean of the training data and
+    ``b0 = (a0 - 1) * PRIOR_COVARIANCE_FRACTION * var(X)``, so that the prior
+    mean of a state's variance is a tenth of the data's variance, and
+    ``lambda0 = PRIOR_MEAN_PRECISION`` spreads the state means like the
+    data. With these defaults the posterior over state sequences is the same
+    for ``X`` and ``a * X + b`` (any ``a != 0``). The resolved values are
+    stored by :class:`~sk_ihmm.InfiniteHMM` in ``emission_prior_``; they are
+    part of the model, so held-out data is scored under the prior of the
+    training data (empirical Bayes). Explicit values always win.
 
     Parameters
     ----------
-    mu0 : float, default=0.0
-    lambda0 : float, default=1.0
-    a0 : float, default=1.0
-    b0 : float, default=1.0
+    mu0 : float or None, default=None
+        Prior mean of the state means; ``None``: the mean of the training data.
+    lambda0 : float, default=0.1
+        Prior precision of a state mean, relative to the state's precision.
+    a0 : float, default=1.5
+        Shape of the inverse-gamma prior of a state's variance.
+    b0 : float or None, default=None
+        Scale of that prior; ``None``: ``(a0 - 1) * 0.1 * var(X)`` (or
+        ``0.1 * var(X)`` when ``a0 <= 1``).
     """
 
     name = "gaussian"
     code = 1
 
-    def __init__(self, mu0=0.0, lambda0=1.0, a0=1.0, b0=1.0):
+    def __init__(self, mu0=None, lambda0=PRIOR_MEAN_PRECISION, a0=1.5, b0=None):
         self.mu0 = mu0
         self.lambda0 = lambda0
         self.a0 = a0
         self.b0 = b0
 
     def _validate_params(self):
-        if not np.isfinite(self.mu0):
-            raise ValueError(f"Gaussian mu0 must be finite, got {self.mu0!r}.")
+        if self.mu0 is not None and not np.isfinite(self.mu0):
+            raise ValueError(f"Gaussian mu0 must be a finite float or None, got {self.mu0!r}.")
         for name in ("lambda0", "a0", "b0"):
             v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
+            if name == "b0" and v is None:
+                continue
+            if not (isinstance(v, (int, float, np.number)) and np.isfinite(v) and v > 0):
                 raise ValueError(f"Gaussian {name} must be a positive float, got {v!r}.")
 
     def _check_X(self, X, n_symbols=None):
@@ -793,12 +894,33 @@ class Gaussian(EmissionFamily):
         if X.ndim != 2 or X.shape[1] != 1:
             raise ValueError(
                 "Gaussian emissions expect X of shape (n_samples, 1); got shape "
-                f"{X.shape}. Use emission='multivariate_gaussian' for several features."
+                f"{X.shape}. Use emission='gaussian' (a string) or MultivariateGaussian() "
+                "for several features."
             )
         return X
 
-    def _hyp(self, n_features):
-        return np.array([self.mu0, self.lambda0, self.a0, self.b0], dtype=np.float64)
+    def resolve_prior(self, X=None, n_features=None):
+        self._validate_params()
+        prior = {"mu0": self.mu0, "lambda0": float(self.lambda0), "a0": float(self.a0), "b0": self.b0}
+        if self.mu0 is None or self.b0 is None:
+            if X is None:
+                raise ValueError(
+                    "Gaussian() with mu0=None or b0=None takes them from the training data; "
+                    "pass X, or set them explicitly."
+                )
+            mean, cov = _data_moments(self._check_X(X))
+            var = float(_positive_definite_scale(cov)[0, 0])
+            if self.mu0 is None:
+                prior["mu0"] = float(mean[0])
+            if self.b0 is None:
+                a0 = float(self.a0)
+                prior["b0"] = (a0 - 1.0 if a0 > 1.0 else 1.0) * PRIOR_COVARIANCE_FRACTION * var
+        prior["mu0"], prior["b0"] = float(prior["mu0"]), float(prior["b0"])
+        return prior
+
+    def _hyp(self, n_features, X=None):
+        p = self.resolve_prior(X)
+        return np.array([p["mu0"], p["lambda0"], p["a0"], p["b0"]], dtype=np.float64)
 
     def _n_stats(self, n_features):
         return 13
@@ -824,47 +946,64 @@ class Gaussian(EmissionFamily):
         return (gammaln(a_n) - gammaln(a0) + a0 * np.log(b0) - a_n * np.log(b_n)
                 + 0.5 * (np.log(lam0) - np.log(lam_n)) - 0.5 * stats[:, 0] * np.log(2 * np.pi))
 
-    def log_marginal(self, Y, n_symbols=None):
+    def log_marginal(self, Y, n_symbols=None, hyp=None):
+        """Log marginal likelihood of ``Y`` in one state (``hyp``: resolved
+        hyperparameters, by default those of this instance, which must then
+        be explicit)."""
         y = np.asarray(Y, dtype=np.float64).ravel()
         n = y.size
         if n == 0:
             return 0.0
         mean = y.mean()
         stats = np.array([[n, mean, np.sum((y - mean) ** 2)]])
-        return float(self._log_marginal_stats(stats, self._hyp(1))[0])
+        return float(self._log_marginal_stats(stats, self._hyp(1) if hyp is None else hyp)[0])
 
 
 class MultivariateGaussian(EmissionFamily):
-    """D-dimensional Gaussian emissions with a Normal-Inverse-Wishart prior.
+    """D-dimensional Gaussian emissions (full covariance) with a Normal-Inverse-Wishart prior.
 
-    ``Sigma ~ IW(nu0, psi0 * I)`` and ``mu | Sigma ~ N(mu0, Sigma / kappa0)``.
+    ``Sigma ~ IW(nu0, Psi0)`` and ``mu | Sigma ~ N(mu0, Sigma / kappa0)``.
+
+    By default the prior is scaled to the training data (as
+    :class:`~sklearn.mixture.BayesianGaussianMixture` does with
+    ``mean_prior=None, covariance_prior=None``): ``mu0`` is the data mean and
+    ``Psi0 = (nu0 - D - 1) * PRIOR_COVARIANCE_FRACTION * cov(X)``, so that the
+    prior mean of a state's covariance is a tenth of the data covariance.
+    The posterior over state sequences is then the same for ``X`` and
+    ``X @ A.T + b`` for any invertible ``A``. Resolved values are stored by
+    the estimator in ``emission_prior_``; explicit values win.
 
     Parameters
     ----------
-    mu0 : float or array-like of shape (n_features,), default=0.0
-    kappa0 : float, default=1.0
+    mu0 : float, array-like of shape (n_features,) or None, default=None
+        ``None``: the mean of the training data.
+    kappa0 : float, default=0.1
+        Prior precision of a state mean, relative to the state's precision.
     nu0 : float or None, default=None
         Degrees of freedom; ``None`` means ``n_features + 2``.
-    psi0 : float, default=1.0
-        Scale of the identity scale matrix of the inverse Wishart.
+    psi0 : float, array-like of shape (n_features, n_features) or None, default=None
+        Scale matrix of the inverse Wishart (a float ``s`` means ``s * I``);
+        ``None``: data-scaled as above.
     """
 
     name = "multivariate_gaussian"
     code = 2
 
-    def __init__(self, mu0=0.0, kappa0=1.0, nu0=None, psi0=1.0):
+    def __init__(self, mu0=None, kappa0=PRIOR_MEAN_PRECISION, nu0=None, psi0=None):
         self.mu0 = mu0
         self.kappa0 = kappa0
         self.nu0 = nu0
         self.psi0 = psi0
 
     def _validate_params(self):
-        for name in ("kappa0", "psi0"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
-                raise ValueError(f"MultivariateGaussian {name} must be a positive float, got {v!r}.")
-        if not np.all(np.isfinite(np.asarray(self.mu0, dtype=float))):
+        if not (np.isscalar(self.kappa0) and np.isfinite(self.kappa0) and self.kappa0 > 0):
+            raise ValueError(f"MultivariateGaussian kappa0 must be a positive float, got {self.kappa0!r}.")
+        if self.mu0 is not None and not np.all(np.isfinite(np.asarray(self.mu0, dtype=float))):
             raise ValueError("MultivariateGaussian mu0 must be finite.")
+        if self.psi0 is not None:
+            psi = np.asarray(self.psi0, dtype=float)
+            if psi.ndim == 0 and not (np.isfinite(psi) and psi > 0):
+                raise ValueError(f"MultivariateGaussian psi0 must be a positive float, got {self.psi0!r}.")
 
     def _check_X(self, X, n_symbols=None):
         X = np.asarray(X, dtype=np.float64)
@@ -878,10 +1017,52 @@ class MultivariateGaussian(EmissionFamily):
             raise ValueError(f"nu0 must exceed n_features - 1 = {d - 1}; got {nu0}.")
         return nu0
 
-    def _hyp(self, d):
-        mu0 = np.broadcast_to(np.asarray(self.mu0, dtype=float), (d,))
-        psi = np.eye(d) * float(self.psi0)
-        return np.concatenate([[d, self.kappa0, self._nu0(d)], mu0, psi.ravel()]).astype(np.float64)
+    def resolve_prior(self, X=None, n_features=None):
+        self._validate_params()
+        if n_features is None:
+            if X is None:
+                raise ValueError("resolve_prior needs X or n_features.")
+            n_features = np.asarray(X).shape[1]
+        d = int(n_features)
+        nu0 = self._nu0(d)
+        if (self.mu0 is None or self.psi0 is None) and X is None:
+            raise ValueError(
+                "MultivariateGaussian() with mu0=None or psi0=None takes them from the training "
+                "data; pass X, or set them explicitly."
+            )
+        if self.mu0 is None or self.psi0 is None:
+            mean, cov = _data_moments(self._check_X(X))
+        if self.mu0 is None:
+            mu0 = mean
+        else:
+            mu0 = np.asarray(self.mu0, dtype=float)
+            if mu0.ndim > 1 or (mu0.ndim == 1 and mu0.shape[0] not in (1, d)):
+                raise ValueError(
+                    f"MultivariateGaussian mu0 must be a float or have one entry per feature "
+                    f"({d}); got shape {mu0.shape}."
+                )
+            mu0 = np.broadcast_to(mu0, (d,)).astype(float)
+        if self.psi0 is None:
+            psi0 = (nu0 - d - 1.0 if nu0 > d + 1.0 else 1.0) * PRIOR_COVARIANCE_FRACTION * _positive_definite_scale(cov)
+        else:
+            psi = np.asarray(self.psi0, dtype=float)
+            if psi.ndim == 0:
+                psi0 = np.eye(d) * float(psi)
+            elif psi.shape == (d, d):
+                psi0 = psi.copy()
+                if not np.allclose(psi0, psi0.T) or np.any(np.linalg.eigvalsh(psi0) <= 0):
+                    raise ValueError("MultivariateGaussian psi0 must be symmetric positive definite.")
+            else:
+                raise ValueError(
+                    f"MultivariateGaussian psi0 must be a positive float or a ({d}, {d}) matrix; "
+                    f"got shape {psi.shape}."
+                )
+        return {"mu0": np.array(mu0, dtype=float), "kappa0": float(self.kappa0), "nu0": nu0,
+                "psi0": psi0}
+
+    def _hyp(self, d, X=None):
+        p = self.resolve_prior(X, d)
+        return np.concatenate([[d, p["kappa0"], p["nu0"]], p["mu0"], p["psi0"].ravel()]).astype(np.float64)
 
     def _n_stats(self, d):
         return 1 + d + d * d + (d * d + 2 * d)    # + scratch columns
@@ -914,14 +1095,17 @@ class MultivariateGaussian(EmissionFamily):
                 - 0.5 * nu_n * np.linalg.slogdet(post["psi_n"])[1]
                 + 0.5 * d * (np.log(hyp[1]) - np.log(post["k_n"])))
 
-    def log_marginal(self, Y, n_symbols=None):
+    def log_marginal(self, Y, n_symbols=None, hyp=None):
+        """Log marginal likelihood of ``Y`` in one state (``hyp``: resolved
+        hyperparameters, by default those of this instance, which must then
+        be explicit)."""
         y = np.asarray(Y, dtype=np.float64)
         n, d = y.shape
         if n == 0:
             return 0.0
         mean = y.mean(axis=0)
         stats = np.concatenate([[n], mean, ((y - mean).T @ (y - mean)).ravel()])[None, :]
-        return float(self._log_marginal_stats(stats, self._hyp(d))[0])
+        return float(self._log_marginal_stats(stats, self._hyp(d) if hyp is None else hyp)[0])
 
 
 _FAMILIES = {
@@ -931,10 +1115,17 @@ _FAMILIES = {
 }
 
 
-def make_emission(emission):
-    """Return an emission family instance from a string or an instance."""
+def make_emission(emission, n_features=None):
+    """Return an emission family instance from a string or an instance.
+
+    The string ``"gaussian"`` names the Gaussian family for any number of
+    columns: :class:`Gaussian` for one (``n_features`` 1 or ``None``),
+    :class:`MultivariateGaussian` (full covariance) for several.
+    """
     if isinstance(emission, EmissionFamily):
         return emission
+    if isinstance(emission, str) and emission == "gaussian" and n_features is not None and n_features > 1:
+        return MultivariateGaussian()
     if isinstance(emission, str) and emission in _FAMILIES:
         return _FAMILIES[emission]()
     raise ValueError(
@@ -1238,10 +1429,13 @@ def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out,
                              else _mvn_log_pred(stats, k, hyp, Y, start + l))
 
 
-def log_prior_predictive(family, Y, dim):
+def log_prior_predictive(family, Y, dim, hyp=None):
     """``log p(y_t)`` under the prior predictive (a state without
-    observations) for every row of ``Y``: shape ``(n_timesteps,)``."""
-    hyp = family._hyp(dim)
+    observations) for every row of ``Y``: shape ``(n_timesteps,)``.
+    ``hyp``: the resolved hyperparameters (default: the family's own, which
+    must then be explicit)."""
+    if hyp is None:
+        hyp = family._hyp(dim)
     zero = np.zeros((1, family._n_stats(dim)))
     out = np.empty((Y.shape[0], 1))
     log_pred_block(family.code, zero, np.zeros(1, np.int64), 1, hyp, Y, 0, Y.shape[0], out)

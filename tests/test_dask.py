@@ -29,11 +29,11 @@ def test_dask_backend_matches_serial():
 
     rng = np.random.default_rng(0)
     X = np.concatenate([rng.normal(-2, 0.5, 40), rng.normal(2, 0.5, 40)])[:, None]
-    serial = InfiniteHMM(n_jobs=1, **_fit_kwargs()).fit(X)
+    serial = InfiniteHMM(max_time=0, n_jobs=1, **_fit_kwargs()).fit(X)
     with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
                             dashboard_address=None) as client:
         with parallel_config(backend="dask"), distributed.get_task_stream(client) as stream:
-            distributed_fit = InfiniteHMM(n_jobs=-1, **_fit_kwargs()).fit(X)
+            distributed_fit = InfiniteHMM(max_time=0, n_jobs=-1, **_fit_kwargs()).fit(X)
     # the chains really ran as dask tasks
     keys = [str(task["key"]) for task in stream.data]
     assert any("run_chain" in key for key in keys), keys

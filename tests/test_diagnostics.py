@@ -25,7 +25,7 @@ def data():
 @pytest.fixture(scope="module")
 def model(data):
     X, _ = data
-    return InfiniteHMM(n_samples=300, n_burnin=100, n_chains=4, random_state=0).fit(X)
+    return InfiniteHMM(max_time=0, n_samples=300, n_burnin=100, n_chains=4, random_state=0).fit(X)
 
 
 # --------------------------------------------------------------------------
@@ -59,10 +59,10 @@ def test_rhat_close_to_one_for_well_mixed_fit(model):
 
 def test_diagnostics_keys_argument_and_kappa(data):
     X, _ = data
-    m = InfiniteHMM(kappa=1.0, kappa_prior=(1.0, 1.0), n_samples=8, n_burnin=4, n_chains=2,
+    m = InfiniteHMM(max_time=0, kappa=1.0, kappa_prior=(1.0, 1.0), n_samples=8, n_burnin=4, n_chains=2,
                     random_state=0).fit(X)
     assert "kappa" in m.diagnostics()
-    fixed = InfiniteHMM(resample_hyperparameters=False, n_samples=8, n_burnin=4, n_chains=2,
+    fixed = InfiniteHMM(max_time=0, resample_hyperparameters=False, n_samples=8, n_burnin=4, n_chains=2,
                         random_state=0).fit(X)
     assert list(fixed.diagnostics()) == ["n_states", "log_joint", "accept_rate"]
     table = fixed.diagnostics(keys=["alpha", "seconds"])
@@ -102,7 +102,7 @@ def test_summarize_traces_on_synthetic_draws():
 
 def test_kept_sweeps_match_state_samples(data):
     X, _ = data
-    m = InfiniteHMM(n_samples=4, n_burnin=3, thin=3, n_chains=1, random_state=0).fit(X)
+    m = InfiniteHMM(max_time=0, n_samples=4, n_burnin=3, thin=3, n_chains=1, random_state=0).fit(X)
     idx = kept_sweeps(m.trace_["n_states"].shape[1], m.n_burnin, m.thin)
     assert idx.tolist() == [5, 8, 11, 14]
     n_states = [len(np.unique(s)) for s in m.state_samples_[0]]

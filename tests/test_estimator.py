@@ -22,7 +22,7 @@ def gauss_data():
 
 def test_fit_predict_score_sample(gauss_data):
     X, z = gauss_data
-    model = InfiniteHMM(**FAST).fit(X)
+    model = InfiniteHMM(max_time=0, **FAST).fit(X)
     assert len(model.state_samples_) == 2
     assert model.state_samples_[0].shape == (5, 300)
     assert model.n_features_in_ == 1
@@ -47,7 +47,7 @@ def test_fit_predict_score_sample(gauss_data):
 
 def test_categorical_sequence1():
     X, z = make_sequence1(120)
-    model = InfiniteHMM(emission="categorical", **FAST).fit(X)
+    model = InfiniteHMM(max_time=0, emission="categorical", **FAST).fit(X)
     assert model.emissionprob_.shape == (model.n_states_, 5)
     assert model.predict(X).shape == (120,)
     assert np.isfinite(model.score(X[:16]))
@@ -56,7 +56,7 @@ def test_categorical_sequence1():
 def test_multivariate_and_several_sequences():
     rng = np.random.default_rng(0)
     X = np.concatenate([rng.normal(-2, 0.5, (60, 2)), rng.normal(2, 0.5, (60, 2))])
-    model = InfiniteHMM(emission="multivariate_gaussian", **FAST).fit(X, lengths=[50, 70])
+    model = InfiniteHMM(max_time=0, emission="multivariate_gaussian", **FAST).fit(X, lengths=[50, 70])
     assert model.means_.shape == (model.n_states_, 2)
     assert model.covars_.shape == (model.n_states_, 2, 2)
     assert np.isfinite(model.score(X[:20], lengths=[10, 10]))
@@ -74,7 +74,7 @@ def test_every_sampler_fits_every_family(sampler, emission):
     else:
         d = 2 if emission == "multivariate_gaussian" else 1
         X = rng.normal(4.0 * z[:, None] - 2.0, 0.5, (60, d))
-    model = InfiniteHMM(sampler=sampler, emission=emission, **FAST).fit(X, lengths=[25, 35])
+    model = InfiniteHMM(max_time=0, sampler=sampler, emission=emission, **FAST).fit(X, lengths=[25, 35])
     assert model.predict(X, lengths=[25, 35]).shape == (60,)
     assert np.isfinite(model.score(X, lengths=[25, 35]))
     assert np.all(np.isfinite(model.trace_["log_joint"]))
@@ -91,7 +91,7 @@ def test_representative_by_count_level_joint(gauss_data, sampler, kappa_prior):
     from sk_ihmm._chain import count_log_joints
 
     X, _ = gauss_data
-    model = InfiniteHMM(sampler=sampler, kappa_prior=kappa_prior, **FAST).fit(X)
+    model = InfiniteHMM(max_time=0, sampler=sampler, kappa_prior=kappa_prior, **FAST).fit(X)
     problem = model._problem_
     count = [count_log_joints(snaps, problem) for snaps in model.snapshots_]
     native = [np.array([s.log_joint for s in snaps]) for snaps in model.snapshots_]
@@ -110,21 +110,21 @@ def test_representative_by_count_level_joint(gauss_data, sampler, kappa_prior):
 
 def test_reproducible_across_n_jobs(gauss_data):
     X, _ = gauss_data
-    a = InfiniteHMM(n_jobs=1, **FAST).fit(X)
-    b = InfiniteHMM(n_jobs=2, **FAST).fit(X)
+    a = InfiniteHMM(max_time=0, n_jobs=1, **FAST).fit(X)
+    b = InfiniteHMM(max_time=0, n_jobs=2, **FAST).fit(X)
     for sa, sb in zip(a.state_samples_, b.state_samples_):
         np.testing.assert_array_equal(sa, sb)
     for key in a.trace_:
         if key != "seconds":
             np.testing.assert_array_equal(a.trace_[key], b.trace_[key])
     assert a.score(X[:30]) == b.score(X[:30])
-    c = InfiniteHMM(n_jobs=1, **{**FAST, "random_state": 1}).fit(X)
+    c = InfiniteHMM(max_time=0, n_jobs=1, **{**FAST, "random_state": 1}).fit(X)
     assert not all(np.array_equal(s, t) for s, t in zip(a.state_samples_, c.state_samples_))
 
 
 def test_random_init_and_fixed_hyperparameters(gauss_data):
     X, _ = gauss_data
-    model = InfiniteHMM(init="random", n_init_states=7, resample_hyperparameters=False,
+    model = InfiniteHMM(max_time=0, init="random", n_init_states=7, resample_hyperparameters=False,
                         alpha=2.0, gamma=3.0, **FAST).fit(X)
     assert np.all(model.trace_["alpha"] == 2.0)
     assert np.all(model.trace_["gamma"] == 3.0)
@@ -134,7 +134,7 @@ def test_input_not_modified(gauss_data):
     X, _ = gauss_data
     X0 = X.copy()
     lengths = np.array([100, 200])
-    model = InfiniteHMM(**FAST).fit(X, lengths=lengths)
+    model = InfiniteHMM(max_time=0, **FAST).fit(X, lengths=lengths)
     model.predict(X, lengths=lengths)
     model.score(X, lengths=lengths)
     np.testing.assert_array_equal(X, X0)
@@ -146,7 +146,9 @@ def test_input_not_modified(gauss_data):
     [
         ({}, np.array([[0.0], [np.nan], [1.0]]), {}, "NaN"),
         ({}, np.array([[0.0], [np.inf], [1.0]]), {}, "infinity"),
-        ({}, np.zeros((4, 2)), {}, "shape"),
+        ({"emission": Gaussian()}, np.zeros((4, 2)), {}, "shape"),
+        ({}, np.full((4, 1), 1e200) * [[1], [-1], [1], [-1]], {}, "too large"),
+        ({"emission": MultivariateGaussian(mu0=[0, 0, 0])}, np.zeros((4, 2)), {}, "mu0"),
         ({}, np.zeros((5, 1)), {"lengths": [2, 2]}, "sum to 4"),
         ({}, np.zeros((5, 1)), {"lengths": [5, 0]}, "non-empty"),
         ({}, np.zeros((5, 1)), {"lengths": [2.5, 2.5]}, "integers"),
@@ -164,22 +166,22 @@ def test_input_not_modified(gauss_data):
 )
 def test_validation_errors(kwargs, X, fit_kwargs, match):
     with pytest.raises(ValueError, match=match):
-        InfiniteHMM(**{**FAST, **kwargs}).fit(X, **fit_kwargs)
+        InfiniteHMM(max_time=0, **{**FAST, **kwargs}).fit(X, **fit_kwargs)
 
 
 def test_empty_input():
     with pytest.raises(ValueError):
-        InfiniteHMM(**FAST).fit(np.zeros((0, 1)))
+        InfiniteHMM(max_time=0, **FAST).fit(np.zeros((0, 1)))
 
 
 def test_predict_validation(gauss_data):
     X, _ = gauss_data
-    model = InfiniteHMM(**FAST).fit(X)
+    model = InfiniteHMM(max_time=0, **FAST).fit(X)
     with pytest.raises(ValueError, match="features"):
         model.predict(np.zeros((5, 2)))
     with pytest.raises(ValueError, match="sum to"):
         model.predict(X[:10], lengths=[3, 3])
-    cat = InfiniteHMM(emission="categorical", **FAST).fit(np.array([[0], [1], [2], [1]]))
+    cat = InfiniteHMM(max_time=0, emission="categorical", **FAST).fit(np.array([[0], [1], [2], [1]]))
     with pytest.raises(ValueError, match="alphabet"):
         cat.score(np.array([[0], [3]]))
 
@@ -192,7 +194,7 @@ def test_unfitted():
 
 
 def test_clone_and_params():
-    model = InfiniteHMM(emission=Categorical(concentration=0.3), alpha=2.0)
+    model = InfiniteHMM(max_time=0, emission=Categorical(concentration=0.3), alpha=2.0)
     params = model.get_params()
     assert params["emission__concentration"] == 0.3
     model.set_params(emission__concentration=0.7)
@@ -203,7 +205,7 @@ def test_clone_and_params():
 
 def test_pipeline_with_scaler(gauss_data):
     X, _ = gauss_data
-    pipe = make_pipeline(StandardScaler(), InfiniteHMM(**FAST))
+    pipe = make_pipeline(StandardScaler(), InfiniteHMM(max_time=0, **FAST))
     pipe.fit(X * 100 + 5)
     assert pipe.predict(X * 100 + 5).shape == (300,)
     assert np.isfinite(pipe.score(X[:30] * 100 + 5))
@@ -213,7 +215,7 @@ def test_grid_search_with_sequence_ids():
     X, _ = make_gaussian_hmm(240, n_states=3, random_state=2)
     ids = np.repeat(np.arange(6), 40)
     with sklearn.config_context(enable_metadata_routing=True):
-        est = InfiniteHMM(n_samples=3, n_burnin=3, n_chains=1, n_score_samples=2,
+        est = InfiniteHMM(max_time=0, n_samples=3, n_burnin=3, n_chains=1, n_score_samples=2,
                           n_score_particles=20, random_state=0)
         est.set_fit_request(sequence_ids=True).set_score_request(sequence_ids=True)
         grid = GridSearchCV(est, {"emission__b0": [0.5, 2.0]}, cv=GroupKFold(n_splits=3))
@@ -225,4 +227,4 @@ def test_grid_search_with_sequence_ids():
 
 def test_multivariate_gaussian_rejects_bad_nu0():
     with pytest.raises(ValueError, match="nu0"):
-        InfiniteHMM(emission=MultivariateGaussian(nu0=0.5), **FAST).fit(np.zeros((6, 3)))
+        InfiniteHMM(max_time=0, emission=MultivariateGaussian(nu0=0.5), **FAST).fit(np.zeros((6, 3)))

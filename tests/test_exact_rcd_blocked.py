@@ -96,12 +96,12 @@ def test_proposal_weights_of_an_empty_state_are_the_prior_predictive(kind):
         family, Y, dim = MultivariateGaussian(), np.random.default_rng(0).normal(size=(5, 2)), 2
     else:
         family, Y, dim = tiny_data(kind, [5])
-    hyp = family._hyp(dim)
+    hyp = family._hyp(dim, Y)
     stats = np.zeros((3, family._n_stats(dim)))
     labels = np.array([2, 1], np.int64)
     update(family.code, stats, 1, Y, 0, 1.0)
     exact, prop = np.empty((4, 2)), np.empty((2, 4))   # prop label-major
-    prior = log_prior_predictive(family, Y, dim)
+    prior = log_prior_predictive(family, Y, dim, hyp)
     log_pred_block(family.code, stats, labels, 2, hyp, Y, 1, 4, exact)
     log_proposal_block(family.code, stats, labels, 2, hyp, Y, 1, 4, prop, prior, np.empty(8))
     prop = prop.T

@@ -123,7 +123,7 @@ X_GAUSS = np.array([-2.1, -1.8, -2.3, 1.9, 2.2, 2.0, -1.9, 2.4])[:, None]
 
 
 def _tiny(emission, X):
-    return InfiniteHMM(emission=emission, n_samples=3, n_burnin=5, n_chains=2, n_score_samples=50,
+    return InfiniteHMM(max_time=0, emission=emission, n_samples=3, n_burnin=5, n_chains=2, n_score_samples=50,
                        n_score_particles=2000, random_state=0).fit(X)
 
 
@@ -243,7 +243,7 @@ def test_particle_filter_unbiased_hand_snapshot(cat_model, small, conc, tests, n
 def test_particle_filter_unbiased_fitted_snapshots(cat_model, gauss_model, which):
     model, X, family, dim, tests = {
         "cat": (cat_model, X_CAT, Categorical(concentration=0.5), V, [[0, 2, 2], [1, 1, 0, 2]]),
-        "gauss": (gauss_model, X_GAUSS, Gaussian(), 1, [[2.1, -2.0, 0.3], [-1.7, -2.2, 2.5]]),
+        "gauss": (gauss_model, X_GAUSS, Gaussian(**gauss_model.emission_prior_), 1, [[2.1, -2.0, 0.3], [-1.7, -2.2, 2.5]]),
     }[which]
     for chain, sample in [(0, 2), (1, 0)]:
         snap = model.snapshots_[chain][sample]
@@ -354,7 +354,7 @@ def test_score_averages_per_step_likelihoods_over_samples(cat_model):
 
 def test_score_matches_exact_gaussian(gauss_model):
     Y = np.array([[1.8], [2.3], [-2.0]])
-    exact = _exact_score(gauss_model, X_GAUSS, Y, Gaussian(), 1)
+    exact = _exact_score(gauss_model, X_GAUSS, Y, Gaussian(**gauss_model.emission_prior_), 1)
     assert gauss_model.score(Y) == pytest.approx(exact, abs=0.015)
 
 
