@@ -20,18 +20,22 @@ of one do not leak into another) in this order:
    number of states, every sampler (``--quick``: 2 seeds, 2 s cap);
 8. ``bench_mixing.py --seeds 3 --jobs 2`` -- how fast each sampler moves the
    number of states at equilibrium (chains from the true labels; ``--quick``:
-   1 seed, 300 sweeps).
+   1 seed, 300 sweeps);
+9. ``bench_defaults.py --jobs 2`` -- what a user who sets nothing gets: every
+   sampler at the estimator's defaults on five generated data sets in
+   physical units (K found, NMI beside hmmlearn told the true K, wall time,
+   ConvergenceWarning; ``--quick``: its own ``--quick``, ``rcd_gibbs`` only).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
-(``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale`` and
-``bench_pgas_paper`` also write their own tables under ``benchmarks/results/``
-(the tables of ``bench_reach`` and ``bench_mixing`` are copied by hand to
-``reach*.txt`` and ``mixing.txt``).
+(``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale``,
+``bench_pgas_paper`` and ``bench_defaults`` also write their own tables under
+``benchmarks/results/`` (the tables of ``bench_reach`` and ``bench_mixing``
+are copied by hand to ``reach*.txt`` and ``mixing.txt``).
 
 Usage::
 
     python benchmarks/run.py [--quick]
-        [--only ffbs samplers real scale sequence1 pgas_paper reach mixing]
+        [--only ffbs samplers real scale sequence1 pgas_paper reach mixing defaults]
 """
 
 import argparse
@@ -43,7 +47,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "pgas_paper", "reach", "mixing")
+NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "pgas_paper", "reach", "mixing",
+         "defaults")
 
 
 def _sequence1_args(path, quick):
@@ -83,6 +88,8 @@ def commands(quick, samplers_budget):
     cmds.append(("mixing", ["bench_mixing.py", "--jobs", "2"]
                  + (["--seeds", "1", "--burn", "20", "--sweeps", "300"] if quick
                     else ["--seeds", "3"])))
+    cmds.append(("defaults", ["bench_defaults.py", "--jobs", "2"]
+                 + (["--quick", "--samplers", "rcd_gibbs"] if quick else [])))
     return cmds
 
 

@@ -4,8 +4,12 @@ Two kinds of data are provided:
 
 * **Synthetic sequences**, generated on the fly and reproducible through
   ``random_state``: :func:`make_gaussian_hmm` (the Gaussian HMM of the PGAS
-  iHMM paper) and :func:`make_sequence1` (the deterministic cyclic symbol
-  sequence of Makino et al.).
+  iHMM paper), :func:`make_multivariate_gaussian_hmm` (correlated features,
+  optionally in very different units), :func:`make_categorical_hmm` (integer
+  symbols) and :func:`make_sequence1` (the deterministic cyclic symbol
+  sequence of Makino et al.). The random generators accept ``lengths`` to
+  draw several independent sequences of the same model, concatenated (pass
+  the same ``lengths`` to ``fit``).
 * **Real data sets**, which are *not* shipped with the package. They live in a
   shared folder outside the repository and are located by
   :func:`shared_data_path`; every loader raises :class:`DataNotAvailable`
@@ -17,9 +21,11 @@ Two kinds of data are provided:
       except DataNotAvailable as exc:
           pytest.skip(str(exc))
 
-All functions return observations shaped ``(n_timesteps, 1)``, the layout used
-by the estimators (and by hmmlearn): one row per time step, one column per
-feature. Categorical symbols are integer codes.
+All functions return observations shaped ``(n_timesteps, n_features)``, the
+layout used by the estimators (and by hmmlearn): one row per time step, one
+column per feature (a single column except for
+:func:`make_multivariate_gaussian_hmm`). Categorical symbols are integer
+codes.
 
 References
 ----------
@@ -35,6 +41,7 @@ References
 import os
 import re
 from collections import Counter
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +52,8 @@ __all__ = [
     "CHAR_ALPHABET",
     "ION_CHANNEL_NAMES",
     "make_gaussian_hmm",
+    "make_multivariate_gaussian_hmm",
+    "make_categorical_hmm",
     "make_sequence1",
     "shared_data_path",
     "load_alice_chars",
@@ -94,7 +103,7 @@ class DataNotAvailable(FileNotFoundError):
 # Synthetic data
 # --------------------------------------------------------------------------
 def make_gaussian_hmm(n_timesteps=4000, n_states=4, random_state=None,
-                      self_transition=0.75, sd=0.5, means=None):
+                      self_transition=0.75, sd=0.5, means=None, lengths=None):
     """Sample the synthetic Gaussian HMM of the PGAS iHMM paper.
 
     The hidden chain starts in a uniformly drawn state. At each step it stays
@@ -109,7 +118,7 @@ def make_gaussian_hmm(n_timesteps=4000, n_states=4, random_state=None,
     Parameters
     ----------
     n_timesteps : int, default=4000
-        Length of the sequence.
+        Length of the sequence. Ignored when ``lengths`` is given.
     n_states : int, default=4
         Number of hidden states.
     random_state : int, RandomState instance or None, default=None
@@ -124,14 +133,27 @@ def make_gaussian_hmm(n_timesteps=4000, n_states=4, random_state=None,
         ``(-2, -0.5, 1, 4)`` for 4 states and ``(-9, -7, ..., 7, 9)`` for
         10 states. For any other number of states the means are evenly spaced
         with spacing 2 and centred at 0, ``2 * (k - (n_states - 1) / 2)``.
+    lengths : array-like of int, default=None
+        Lengths of several independent sequences of the same model (same
+        means, same transition matrix). Each sequence starts its own chain in
+        a uniformly drawn state; the sequences are concatenated in order, so
+        ``X`` has ``sum(lengths)`` rows and ``n_timesteps`` is ignored. Pass
+        the same ``lengths`` to ``fit``. ``None`` gives one sequence of
+        ``n_timesteps`` steps (with a given seed, exactly the data of
+        ``lengths=[n_timesteps]``).
 
     Returns
     -------
     X : ndarray of shape (n_timesteps, 1), dtype float64
-        Observations.
+        Observations (``sum(lengths)`` rows when ``lengths`` is given).
     states : ndarray of shape (n_timesteps,), dtype int64
         True hidden states, coded ``0 .. n_states - 1`` in the order of
         ``means``.
+
+    See Also
+    --------
+    make_multivariate_gaussian_hmm : Several correlated features.
+    make_categorical_hmm : Categorical (symbol) emissions.
 
     References
     ----------
@@ -143,12 +165,19 @@ def make_gaussian_hmm(n_timesteps=4000, n_states=4, random_state=None,
     >>> X, states = make_gaussian_hmm(1000, random_state=0)
     >>> X.shape, states.shape
     ((1000, 1), (1000,))
+
+    Three sequences in physical units (4 states around 20, noise sd 1.5):
+
+    >>> lengths = [100, 200, 300]
+    >>> X, states = make_gaussian_hmm(
+    ...     means=20 + 3 * np.array([-2.0, -0.5, 1.0, 4.0]), sd=1.5,
+    ...     lengths=lengths, random_state=0)
+    >>> X.shape
+    (600, 1)
     """
-    n_timesteps = _check_positive_int(n_timesteps, "n_timesteps")
+    lens = _resolve_lengths(n_timesteps, lengths)
     n_states = _check_positive_int(n_states, "n_states")
-    if not 0.0 <= self_transition <= 1.0:
-        raise ValueError(
-            f"self_transition must be in [0, 1], got {self_transition!r}.")
+    self_transition = _check_self_transition(self_transition)
     if not sd > 0:
         raise ValueError(f"sd must be positive, got {sd!r}.")
     if means is None:
@@ -158,24 +187,277 @@ def make_gaussian_hmm(n_timesteps=4000, n_states=4, random_state=None,
     if means.shape != (n_states,):
         raise ValueError(
             f"means must have shape ({n_states},), got {means.shape}.")
+    if not np.all(np.isfinite(means)):
+        raise ValueError("means must be finite.")
 
     rng = check_random_state(random_state)
-    first = rng.randint(n_states)
-    if n_states == 1:
-        increments = np.zeros(n_timesteps - 1, dtype=np.int64)
-    else:
-        # Moving by an offset drawn uniformly from 1 .. K-1 (mod K) is a move
-        # to a uniformly chosen *other* state, so the chain is a cumulative
-        # sum of increments taken modulo K.
-        stay = rng.random_sample(n_timesteps - 1) < self_transition
-        offsets = rng.randint(1, n_states, size=n_timesteps - 1)
-        increments = np.where(stay, 0, offsets)
-    states = np.empty(n_timesteps, dtype=np.int64)
-    states[0] = first
-    states[1:] = first + np.cumsum(increments)
-    states %= n_states
-    X = means[states] + sd * rng.standard_normal(n_timesteps)
+    states = _sample_states(rng, lens, n_states, self_transition)
+    X = means[states] + sd * rng.standard_normal(states.size)
     return X.reshape(-1, 1), states
+
+
+def make_multivariate_gaussian_hmm(n_timesteps=2000, n_states=4, n_features=3,
+                                   random_state=None, self_transition=0.75,
+                                   means=None, covars=None, scales=None,
+                                   offsets=None, lengths=None,
+                                   return_params=False):
+    """Sample an HMM with full-covariance multivariate Gaussian emissions.
+
+    The hidden chain is that of :func:`make_gaussian_hmm` (stay with
+    probability ``self_transition``, else move to a uniformly chosen other
+    state). In state ``k`` a vector ``z ~ N(means[k], covars[k])`` is drawn
+    and the observation is ``offsets + scales * z``, column by column, so
+    columns can be put in very different physical units (for example
+    ``scales=(1, 100, 0.01)``, ``offsets=(0, 1500, -3)``) without changing
+    how separated the states are.
+
+    The default emission parameters are drawn from ``random_state`` (so the
+    same seed always gives the same model) and are well separated but not
+    trivially so, with correlated features:
+
+    * ``covars[k]`` is a correlation matrix: ``W W^T + I`` with ``W``
+      standard normal of shape ``(n_features, n_features)``, rescaled to unit
+      diagonal (with 3 features the median absolute correlation is about
+      0.3, one in twenty exceeds 0.65);
+    * ``means[k]`` are drawn one after the other from
+      ``N(0, 2^2 I)`` and redrawn until the Mahalanobis distance to every
+      earlier mean, under the average of the two states' covariances, is at
+      least 3 (the spread grows by 10 % every 100 rejected draws, so this
+      always ends). Neighbouring states thus overlap at their tails, like the
+      1-D data of :func:`make_gaussian_hmm` (spacing 3 sd or more).
+
+    Parameters
+    ----------
+    n_timesteps : int, default=2000
+        Length of the sequence. Ignored when ``lengths`` is given.
+    n_states : int, default=4
+        Number of hidden states.
+    n_features : int, default=3
+        Number of columns; must match ``means``, ``covars``, ``scales`` and
+        ``offsets`` when they are given.
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator, as accepted by
+        :func:`sklearn.utils.check_random_state`.
+    self_transition : float, default=0.75
+        Probability of staying in the current state, in ``[0, 1]``.
+    means : array-like of shape (n_states, n_features), default=None
+        State means before ``scales`` and ``offsets`` are applied. Drawn as
+        described above when ``None``.
+    covars : array-like of shape (n_states, n_features, n_features), \
+default=None
+        Symmetric positive-definite state covariances before ``scales`` is
+        applied. Drawn as described above when ``None``.
+    scales : array-like of shape (n_features,), default=None
+        Positive factor of each column (``None``: all ones).
+    offsets : array-like of shape (n_features,), default=None
+        Value added to each column after scaling (``None``: all zeros).
+    lengths : array-like of int, default=None
+        Lengths of several independent sequences of the same model (same
+        means and covariances). Each sequence starts its own chain in a
+        uniformly drawn state; the sequences are concatenated, so ``X`` has
+        ``sum(lengths)`` rows and ``n_timesteps`` is ignored. Pass the same
+        ``lengths`` to ``fit``.
+    return_params : bool, default=False
+        Also return the generating parameters in the units of ``X``.
+
+    Returns
+    -------
+    X : ndarray of shape (n_timesteps, n_features), dtype float64
+        Observations (``sum(lengths)`` rows when ``lengths`` is given).
+    states : ndarray of shape (n_timesteps,), dtype int64
+        True hidden states, coded ``0 .. n_states - 1``.
+    params : dict
+        Only with ``return_params=True``: ``"means"`` of shape
+        ``(n_states, n_features)`` and ``"covars"`` of shape
+        ``(n_states, n_features, n_features)`` of the observations (that
+        is, after ``scales`` and ``offsets``), and ``"transmat"`` of shape
+        ``(n_states, n_states)``.
+
+    See Also
+    --------
+    make_gaussian_hmm : One feature, the PGAS paper's data.
+
+    Examples
+    --------
+    >>> X, states = make_multivariate_gaussian_hmm(500, random_state=0)
+    >>> X.shape, states.shape
+    ((500, 3), (500,))
+
+    Columns in different units, two sequences:
+
+    >>> X, states, params = make_multivariate_gaussian_hmm(
+    ...     scales=(1, 100, 0.01), offsets=(0, 1500, -3), lengths=[300, 700],
+    ...     random_state=0, return_params=True)
+    >>> X.shape, params["means"].shape, params["covars"].shape
+    ((1000, 3), (4, 3), (4, 3, 3))
+    """
+    lens = _resolve_lengths(n_timesteps, lengths)
+    n_states = _check_positive_int(n_states, "n_states")
+    n_features = _check_positive_int(n_features, "n_features")
+    self_transition = _check_self_transition(self_transition)
+    shape_d = (n_features,)
+    scales = _check_vector(scales, "scales", shape_d, 1.0)
+    if np.any(scales <= 0):
+        raise ValueError(f"scales must be positive, got {scales.tolist()}.")
+    offsets = _check_vector(offsets, "offsets", shape_d, 0.0)
+    if covars is not None:
+        covars = np.asarray(covars, dtype=float)
+        expected = (n_states, n_features, n_features)
+        if covars.shape != expected:
+            raise ValueError(
+                f"covars must have shape {expected}, got {covars.shape}.")
+        if not np.all(np.isfinite(covars)):
+            raise ValueError("covars must be finite.")
+        for k in range(n_states):
+            if not np.allclose(covars[k], covars[k].T):
+                raise ValueError(f"covars[{k}] is not symmetric.")
+            try:
+                np.linalg.cholesky(covars[k])
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    f"covars[{k}] is not positive definite.") from None
+    if means is not None:
+        means = np.asarray(means, dtype=float)
+        if means.shape != (n_states, n_features):
+            raise ValueError(
+                f"means must have shape ({n_states}, {n_features}), got "
+                f"{means.shape}.")
+        if not np.all(np.isfinite(means)):
+            raise ValueError("means must be finite.")
+    return_params = _check_bool(return_params, "return_params")
+
+    rng = check_random_state(random_state)
+    if covars is None:
+        covars = np.array([_random_correlation(rng, n_features)
+                           for _ in range(n_states)])
+    if means is None:
+        means = _separated_means(rng, covars)
+    states = _sample_states(rng, lens, n_states, self_transition)
+    chol = np.linalg.cholesky(covars)
+    noise = rng.standard_normal((states.size, n_features))
+    Z = means[states] + np.einsum("tij,tj->ti", chol[states], noise)
+    X = offsets + scales * Z
+    if not return_params:
+        return X, states
+    params = {
+        "means": offsets + scales * means,
+        "covars": covars * scales[:, None] * scales[None, :],
+        "transmat": _transmat(n_states, self_transition),
+    }
+    return X, states, params
+
+
+def make_categorical_hmm(n_timesteps=3000, n_states=6, n_symbols=12,
+                         random_state=None, self_transition=0.75,
+                         concentration=0.3, lengths=None,
+                         min_total_variation=0.3, return_params=False):
+    """Sample an HMM with categorical (integer symbol) emissions.
+
+    The hidden chain is that of :func:`make_gaussian_hmm` (stay with
+    probability ``self_transition``, else move to a uniformly chosen other
+    state). Each state emits one of ``n_symbols`` symbols with its own
+    probabilities, drawn from a symmetric Dirichlet distribution with
+    parameter ``concentration`` (small values give sparse rows, each state
+    putting most of its mass on a few symbols).
+
+    **Distinguishable states.** Two random rows can be nearly equal, which
+    would make the true number of states unidentifiable. The rows are
+    therefore drawn one after the other and each is redrawn until its total
+    variation distance ``0.5 * sum_s |p_k(s) - p_j(s)|`` to every earlier
+    row exceeds ``min_total_variation``. At most 1000 draws per row are
+    tried; a :class:`ValueError` is raised if that is not enough (for example
+    with a large ``concentration``, whose rows are all close to uniform).
+    With the defaults about 9 in 10 sets of 6 independent rows already
+    qualify, so the rejection changes the distribution of the rows little.
+
+    Parameters
+    ----------
+    n_timesteps : int, default=3000
+        Length of the sequence. Ignored when ``lengths`` is given.
+    n_states : int, default=6
+        Number of hidden states.
+    n_symbols : int, default=12
+        Size of the alphabet; symbols are coded ``0 .. n_symbols - 1``. A
+        symbol of low probability may not occur in a short sample.
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator, as accepted by
+        :func:`sklearn.utils.check_random_state`.
+    self_transition : float, default=0.75
+        Probability of staying in the current state, in ``[0, 1]``.
+    concentration : float, default=0.3
+        Parameter of the symmetric Dirichlet distribution of each state's
+        symbol probabilities; must be positive.
+    lengths : array-like of int, default=None
+        Lengths of several independent sequences of the same model (same
+        symbol probabilities). Each sequence starts its own chain in a
+        uniformly drawn state; the sequences are concatenated, so ``X`` has
+        ``sum(lengths)`` rows and ``n_timesteps`` is ignored. Pass the same
+        ``lengths`` to ``fit``.
+    min_total_variation : float, default=0.3
+        Least total variation distance between the symbol distributions of
+        any two states, in ``[0, 1)``; 0 accepts every draw.
+    return_params : bool, default=False
+        Also return the generating parameters.
+
+    Returns
+    -------
+    X : ndarray of shape (n_timesteps, 1), dtype int64
+        Symbol codes (``sum(lengths)`` rows when ``lengths`` is given).
+    states : ndarray of shape (n_timesteps,), dtype int64
+        True hidden states, coded ``0 .. n_states - 1``.
+    params : dict
+        Only with ``return_params=True``: ``"emissionprob"`` of shape
+        ``(n_states, n_symbols)`` (row ``k``: the symbol probabilities of
+        state ``k``) and ``"transmat"`` of shape ``(n_states, n_states)``.
+
+    See Also
+    --------
+    make_sequence1 : A deterministic symbol sequence.
+
+    Examples
+    --------
+    >>> X, states = make_categorical_hmm(1000, random_state=0)
+    >>> X.shape, X.dtype, int(X.min()) >= 0, int(X.max()) < 12
+    ((1000, 1), dtype('int64'), True, True)
+
+    Several sequences; the emission probabilities are shared:
+
+    >>> X, states, params = make_categorical_hmm(
+    ...     lengths=[200, 500], random_state=0, return_params=True)
+    >>> X.shape, params["emissionprob"].shape
+    ((700, 1), (6, 12))
+    """
+    lens = _resolve_lengths(n_timesteps, lengths)
+    n_states = _check_positive_int(n_states, "n_states")
+    n_symbols = _check_positive_int(n_symbols, "n_symbols")
+    self_transition = _check_self_transition(self_transition)
+    if not (_is_real(concentration) and np.isfinite(concentration)
+            and concentration > 0):
+        raise ValueError(
+            f"concentration must be a positive number, got "
+            f"{concentration!r}.")
+    if not (_is_real(min_total_variation)
+            and 0.0 <= min_total_variation < 1.0):
+        raise ValueError(
+            f"min_total_variation must be in [0, 1), got "
+            f"{min_total_variation!r}.")
+    return_params = _check_bool(return_params, "return_params")
+
+    rng = check_random_state(random_state)
+    emissionprob = _separated_dirichlet_rows(
+        rng, n_states, n_symbols, float(concentration),
+        float(min_total_variation))
+    states = _sample_states(rng, lens, n_states, self_transition)
+    # inverse-CDF sampling of each step's symbol from its state's row
+    cdf = np.cumsum(emissionprob, axis=1)
+    u = rng.random_sample(states.size)
+    symbols = np.sum(u[:, None] >= cdf[states], axis=1)
+    X = np.minimum(symbols, n_symbols - 1).astype(np.int64).reshape(-1, 1)
+    if not return_params:
+        return X, states
+    params = {"emissionprob": emissionprob,
+              "transmat": _transmat(n_states, self_transition)}
+    return X, states, params
 
 
 def make_sequence1(n_timesteps=500):
@@ -471,6 +753,157 @@ def _check_positive_int(value, name, allow_zero=False):
         bound = "non-negative" if allow_zero else "positive"
         raise ValueError(f"{name} must be {bound}, got {value!r}.")
     return int(value)
+
+
+def _is_real(value):
+    """Whether ``value`` is a real number (not a bool, array or string)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, Real):
+        return True
+    return (isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) == 0
+            and value.dtype.kind in "iuf")
+
+
+def _check_self_transition(value):
+    """Validate a probability of staying in the current state."""
+    if not (_is_real(value) and 0.0 <= value <= 1.0):
+        raise ValueError(f"self_transition must be in [0, 1], got {value!r}.")
+    return float(value)
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
+
+
+def _check_vector(value, name, shape, default):
+    """A finite float vector of the given shape (``default`` when None)."""
+    if value is None:
+        return np.full(shape, default, dtype=float)
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {arr.tolist()}.")
+    return arr
+
+
+def _resolve_lengths(n_timesteps, lengths):
+    """Validated sequence lengths: ``lengths`` or ``[n_timesteps]``."""
+    if lengths is None:
+        return [_check_positive_int(n_timesteps, "n_timesteps")]
+    if isinstance(lengths, (str, bytes)) or np.ndim(lengths) != 1:
+        raise ValueError(
+            f"lengths must be a 1-D sequence of positive integers, got "
+            f"{lengths!r}.")
+    lens = list(lengths)
+    if not lens:
+        raise ValueError("lengths must not be empty.")
+    for value in lens:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (int, np.integer)) or value <= 0:
+            raise ValueError(
+                f"lengths must hold positive integers, got {lengths!r}.")
+    return [int(value) for value in lens]
+
+
+def _sample_chain(rng, n_timesteps, n_states, self_transition):
+    """One hidden chain: uniform start, stay or move to another state."""
+    first = rng.randint(n_states)
+    if n_states == 1:
+        increments = np.zeros(n_timesteps - 1, dtype=np.int64)
+    else:
+        # Moving by an offset drawn uniformly from 1 .. K-1 (mod K) is a move
+        # to a uniformly chosen *other* state, so the chain is a cumulative
+        # sum of increments taken modulo K.
+        stay = rng.random_sample(n_timesteps - 1) < self_transition
+        offsets = rng.randint(1, n_states, size=n_timesteps - 1)
+        increments = np.where(stay, 0, offsets)
+    states = np.empty(n_timesteps, dtype=np.int64)
+    states[0] = first
+    states[1:] = first + np.cumsum(increments)
+    states %= n_states
+    return states
+
+
+def _sample_states(rng, lengths, n_states, self_transition):
+    """Independent chains of the given lengths, concatenated."""
+    return np.concatenate([
+        _sample_chain(rng, n, n_states, self_transition) for n in lengths])
+
+
+def _transmat(n_states, self_transition):
+    """Transition matrix of :func:`_sample_chain`."""
+    if n_states == 1:
+        return np.ones((1, 1))
+    off = (1.0 - self_transition) / (n_states - 1)
+    return np.full((n_states, n_states), off) + (
+        self_transition - off) * np.eye(n_states)
+
+
+def _random_correlation(rng, n_features):
+    """A random correlation matrix, ``W W^T + I`` rescaled to unit
+    diagonal."""
+    W = rng.standard_normal((n_features, n_features))
+    S = W @ W.T + np.eye(n_features)
+    d = np.sqrt(np.diag(S))
+    C = S / np.outer(d, d)
+    return 0.5 * (C + C.T)
+
+
+def _separated_means(rng, covars, spread=2.0, min_distance=3.0):
+    """Means drawn one by one from ``N(0, spread^2 I)``, each redrawn until
+    its Mahalanobis distance (average covariance of the pair) to every
+    earlier mean is at least ``min_distance``; ``spread`` grows by 10 %
+    every 100 rejections."""
+    n_states, n_features = covars.shape[:2]
+    means = np.empty((n_states, n_features))
+    for k in range(n_states):
+        rejected = 0
+        while True:
+            candidate = spread * rng.standard_normal(n_features)
+            ok = True
+            for j in range(k):
+                diff = candidate - means[j]
+                pooled = 0.5 * (covars[k] + covars[j])
+                if diff @ np.linalg.solve(pooled, diff) < min_distance ** 2:
+                    ok = False
+                    break
+            if ok:
+                break
+            rejected += 1
+            if rejected % 100 == 0:
+                spread *= 1.1
+        means[k] = candidate
+    return means
+
+
+def _separated_dirichlet_rows(rng, n_states, n_symbols, concentration,
+                              min_tv, max_draws=1000):
+    """Dirichlet rows drawn one by one, each redrawn until its total
+    variation distance to every earlier row exceeds ``min_tv``."""
+    alpha = np.full(n_symbols, concentration)
+    rows = np.empty((n_states, n_symbols))
+    for k in range(n_states):
+        for _ in range(max_draws):
+            row = rng.dirichlet(alpha)
+            # tiny concentrations can underflow every gamma draw to 0
+            if not np.all(np.isfinite(row)):
+                continue
+            tv = 0.5 * np.abs(rows[:k] - row).sum(axis=1)
+            if np.all(tv > min_tv):
+                rows[k] = row
+                break
+        else:
+            raise ValueError(
+                f"Could not draw {n_states} symbol distributions with "
+                f"pairwise total variation > {min_tv} (state {k} failed "
+                f"{max_draws} draws); lower concentration (got "
+                f"{concentration}) or min_total_variation, or use fewer "
+                "states or more symbols.")
+    return rows
 
 
 def _alice_body_lines():

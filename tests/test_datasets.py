@@ -24,7 +24,9 @@ from sk_ihmm.datasets import (
     load_alice_words,
     load_ion_channel,
     load_well_log,
+    make_categorical_hmm,
     make_gaussian_hmm,
+    make_multivariate_gaussian_hmm,
     make_sequence1,
     shared_data_path,
 )
@@ -110,6 +112,273 @@ def test_gaussian_hmm_custom_means_and_validation():
         make_gaussian_hmm(0)
     with pytest.raises(ValueError):
         make_gaussian_hmm(10, sd=0.0)
+
+
+def test_gaussian_hmm_lengths():
+    lengths = [150, 300, 450]
+    X, states = make_gaussian_hmm(n_timesteps=None, lengths=lengths,
+                                  random_state=0, sd=0.5)
+    assert X.shape == (900, 1) and X.dtype == np.float64
+    assert states.shape == (900,) and states.dtype == np.int64
+    # n_timesteps is ignored; lengths=[n] is the single-sequence data
+    X2, s2 = make_gaussian_hmm(n_timesteps=7, lengths=np.array(lengths),
+                               random_state=0, sd=0.5)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(states, s2)
+    X1, s1 = make_gaussian_hmm(500, random_state=3)
+    X3, s3 = make_gaussian_hmm(lengths=[500], random_state=3)
+    np.testing.assert_array_equal(X1, X3)
+    np.testing.assert_array_equal(s1, s3)
+    # every sequence uses the same means
+    means = np.array([-2.0, -0.5, 1.0, 4.0])
+    residuals = X[:, 0] - means[states]
+    bounds = np.cumsum([0] + lengths)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        assert abs(residuals[a:b].mean()) < 4 * 0.5 / np.sqrt(b - a)
+
+
+def test_gaussian_hmm_sequences_start_uniformly():
+    # 4000 sequences of length 1: each start state is uniform on 0..3
+    _, states = make_gaussian_hmm(lengths=[1] * 4000, random_state=0)
+    assert chisquare(np.bincount(states, minlength=4)).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("lengths", [[], [10, 0], [10, -1], [10, 2.5],
+                                     "10", [[10, 20]], [True, 3]])
+def test_bad_lengths_raise(lengths):
+    for make in (make_gaussian_hmm, make_multivariate_gaussian_hmm,
+                 make_categorical_hmm):
+        with pytest.raises(ValueError, match="lengths"):
+            make(lengths=lengths)
+
+
+# --------------------------------------------------------------------------
+# make_multivariate_gaussian_hmm
+# --------------------------------------------------------------------------
+def _check_gaussian_statistics(X, states, means, covars, n_sd=5.0):
+    """Per-state sample means and covariances against the generating ones,
+    within ``n_sd`` standard errors."""
+    for k in range(means.shape[0]):
+        Xk = X[states == k]
+        n = Xk.shape[0]
+        assert n > 50
+        se_mean = np.sqrt(np.diag(covars[k]) / n)
+        np.testing.assert_array_less(np.abs(Xk.mean(axis=0) - means[k]),
+                                     n_sd * se_mean)
+        # Var(S_ij) ~ (S_ii S_jj + S_ij^2) / n for Gaussian data
+        d = np.sqrt(np.diag(covars[k]))
+        se_cov = np.sqrt((np.outer(d, d) ** 2 + covars[k] ** 2) / n)
+        np.testing.assert_array_less(np.abs(np.cov(Xk.T) - covars[k]),
+                                     n_sd * se_cov)
+
+
+def test_multivariate_shapes_and_dtypes():
+    X, states = make_multivariate_gaussian_hmm(random_state=0)
+    assert X.shape == (2000, 3) and X.dtype == np.float64
+    assert states.shape == (2000,) and states.dtype == np.int64
+    assert set(np.unique(states)) == {0, 1, 2, 3}
+    X, states, params = make_multivariate_gaussian_hmm(
+        300, n_states=5, n_features=2, random_state=0, return_params=True)
+    assert X.shape == (300, 2)
+    assert params["means"].shape == (5, 2)
+    assert params["covars"].shape == (5, 2, 2)
+    assert params["transmat"].shape == (5, 5)
+    np.testing.assert_allclose(params["transmat"].sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.diag(params["transmat"]), 0.75)
+
+
+def test_multivariate_reproducible():
+    X1, s1 = make_multivariate_gaussian_hmm(500, random_state=3)
+    X2, s2 = make_multivariate_gaussian_hmm(
+        500, random_state=np.random.RandomState(3))
+    X3, _ = make_multivariate_gaussian_hmm(500, random_state=4)
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(s1, s2)
+    assert not np.array_equal(X1, X3)
+
+
+def test_multivariate_default_parameters_are_separated_and_correlated():
+    for seed in range(5):
+        _, _, params = make_multivariate_gaussian_hmm(
+            50, n_states=6, random_state=seed, return_params=True)
+        means, covars = params["means"], params["covars"]
+        for k in range(6):
+            np.testing.assert_allclose(np.diag(covars[k]), 1.0)
+            assert np.linalg.eigvalsh(covars[k]).min() > 0
+            for j in range(k):
+                diff = means[k] - means[j]
+                pooled = 0.5 * (covars[k] + covars[j])
+                assert diff @ np.linalg.solve(pooled, diff) >= 9.0
+        off_diagonal = covars[:, ~np.eye(3, dtype=bool)]
+        assert np.abs(off_diagonal).max() > 0.2
+
+
+def test_multivariate_emission_statistics():
+    scales = np.array([1.0, 100.0, 0.01])
+    offsets = np.array([0.0, 1500.0, -3.0])
+    X, states, params = make_multivariate_gaussian_hmm(
+        20000, random_state=1, scales=scales, offsets=offsets,
+        return_params=True)
+    _check_gaussian_statistics(X, states, params["means"], params["covars"])
+    # the columns really are in different units
+    sd = X.std(axis=0)
+    assert sd[1] > 30 * sd[0] > 30 * 30 * sd[2]
+    rate = np.mean(states[1:] == states[:-1])
+    assert abs(rate - 0.75) < 4 * np.sqrt(0.75 * 0.25 / states.size)
+
+
+def test_multivariate_scales_and_offsets_are_affine():
+    scales, offsets = (1.0, 100.0, 0.01), (0.0, 1500.0, -3.0)
+    X0, s0, p0 = make_multivariate_gaussian_hmm(
+        400, random_state=2, return_params=True)
+    X1, s1, p1 = make_multivariate_gaussian_hmm(
+        400, random_state=2, scales=scales, offsets=offsets,
+        return_params=True)
+    np.testing.assert_array_equal(s0, s1)
+    np.testing.assert_allclose(X1, np.array(offsets) + np.array(scales) * X0)
+    np.testing.assert_allclose(
+        p1["means"], np.array(offsets) + np.array(scales) * p0["means"])
+    S = np.diag(scales)
+    np.testing.assert_allclose(p1["covars"], S @ p0["covars"] @ S)
+
+
+def test_multivariate_custom_parameters():
+    means = np.array([[0.0, 0.0], [10.0, -10.0]])
+    covars = np.array([[[1.0, 0.9], [0.9, 1.0]],
+                       [[4.0, -1.0], [-1.0, 1.0]]])
+    X, states, params = make_multivariate_gaussian_hmm(
+        20000, n_states=2, n_features=2, means=means, covars=covars,
+        random_state=0, return_params=True)
+    np.testing.assert_array_equal(params["means"], means)
+    np.testing.assert_array_equal(params["covars"], covars)
+    _check_gaussian_statistics(X, states, means, covars)
+
+
+def test_multivariate_lengths_share_the_model():
+    lengths = [150, 300, 450, 600]
+    X, states, params = make_multivariate_gaussian_hmm(
+        lengths=lengths, random_state=0, return_params=True)
+    assert X.shape == (1500, 3) and states.shape == (1500,)
+    _, _, single = make_multivariate_gaussian_hmm(
+        1500, random_state=0, return_params=True)
+    for key in ("means", "covars"):
+        np.testing.assert_array_equal(params[key], single[key])
+    X2, s2 = make_multivariate_gaussian_hmm(
+        n_timesteps=None, lengths=lengths, random_state=0)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(states, s2)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"n_features": 0}, "n_features"),
+    ({"n_states": 0}, "n_states"),
+    ({"n_timesteps": 0}, "n_timesteps"),
+    ({"self_transition": -0.1}, "self_transition"),
+    ({"means": np.zeros((4, 2))}, "means"),
+    ({"means": np.full((4, 3), np.nan)}, "means"),
+    ({"covars": np.ones((4, 3, 3))}, "covars"),
+    ({"covars": np.stack([np.eye(3)] * 3)}, "covars"),
+    ({"covars": np.stack([np.eye(3) + np.triu(np.ones((3, 3)), 1)] * 4)},
+     "covars"),
+    ({"scales": (1.0, 0.0, 1.0)}, "scales"),
+    ({"scales": (1.0, 1.0)}, "scales"),
+    ({"offsets": (0.0, np.inf, 0.0)}, "offsets"),
+    ({"return_params": "yes"}, "return_params"),
+])
+def test_multivariate_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        make_multivariate_gaussian_hmm(**kwargs)
+
+
+# --------------------------------------------------------------------------
+# make_categorical_hmm
+# --------------------------------------------------------------------------
+def test_categorical_shapes_and_dtypes():
+    X, states = make_categorical_hmm(random_state=0)
+    assert X.shape == (3000, 1) and X.dtype == np.int64
+    assert states.shape == (3000,) and states.dtype == np.int64
+    assert X.min() >= 0 and X.max() < 12
+    assert set(np.unique(states)) == set(range(6))
+
+
+def test_categorical_reproducible():
+    X1, s1 = make_categorical_hmm(500, random_state=3)
+    X2, s2 = make_categorical_hmm(500, random_state=np.random.RandomState(3))
+    X3, _ = make_categorical_hmm(500, random_state=4)
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(s1, s2)
+    assert not np.array_equal(X1, X3)
+
+
+def test_categorical_states_are_distinguishable():
+    for seed in range(20):
+        _, _, params = make_categorical_hmm(
+            10, n_states=8, random_state=seed, return_params=True)
+        P = params["emissionprob"]
+        assert P.shape == (8, 12)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0)
+        assert np.all(P >= 0)
+        tv = 0.5 * np.abs(P[:, None, :] - P[None, :, :]).sum(axis=2)
+        assert tv[~np.eye(8, dtype=bool)].min() > 0.3
+
+
+def test_categorical_emission_statistics():
+    X, states, params = make_categorical_hmm(
+        30000, random_state=1, return_params=True)
+    P = params["emissionprob"]
+    for k in range(P.shape[0]):
+        symbols = X[states == k, 0]
+        n = symbols.size
+        freq = np.bincount(symbols, minlength=P.shape[1]) / n
+        # binomial standard error; 2 / n allows a rare symbol a count or two
+        tol = 5 * np.sqrt(P[k] * (1 - P[k]) / n) + 2.0 / n
+        np.testing.assert_array_less(np.abs(freq - P[k]), tol)
+    rate = np.mean(states[1:] == states[:-1])
+    assert abs(rate - 0.75) < 4 * np.sqrt(0.75 * 0.25 / states.size)
+
+
+def test_categorical_concentration_controls_sparsity():
+    _, _, sparse = make_categorical_hmm(10, random_state=0, concentration=0.05,
+                                        return_params=True)
+    _, _, dense = make_categorical_hmm(10, random_state=0, concentration=5.0,
+                                       min_total_variation=0.0,
+                                       return_params=True)
+    # largest symbol probability per state
+    assert sparse["emissionprob"].max(axis=1).mean() > 0.6
+    assert dense["emissionprob"].max(axis=1).mean() < 0.3
+
+
+def test_categorical_lengths_share_the_model():
+    lengths = [100, 250, 400]
+    X, states, params = make_categorical_hmm(
+        lengths=lengths, random_state=0, return_params=True)
+    assert X.shape == (750, 1) and states.shape == (750,)
+    _, _, single = make_categorical_hmm(750, random_state=0,
+                                        return_params=True)
+    np.testing.assert_array_equal(params["emissionprob"],
+                                  single["emissionprob"])
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"n_symbols": 0}, "n_symbols"),
+    ({"n_states": -1}, "n_states"),
+    ({"n_timesteps": 0}, "n_timesteps"),
+    ({"self_transition": 1.5}, "self_transition"),
+    ({"concentration": 0.0}, "concentration"),
+    ({"concentration": np.nan}, "concentration"),
+    ({"concentration": [0.3]}, "concentration"),
+    ({"concentration": "0.3"}, "concentration"),
+    ({"self_transition": "high"}, "self_transition"),
+    ({"min_total_variation": 1.0}, "min_total_variation"),
+    ({"min_total_variation": -0.1}, "min_total_variation"),
+    # rows of a large concentration are all close to uniform
+    ({"concentration": 1000.0}, "concentration"),
+    # 3 symbols cannot hold 6 distributions 0.9 apart
+    ({"n_symbols": 3, "min_total_variation": 0.9}, "min_total_variation"),
+])
+def test_categorical_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        make_categorical_hmm(**kwargs)
 
 
 # --------------------------------------------------------------------------
