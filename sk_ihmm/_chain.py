@@ -13,7 +13,7 @@ import numpy as np
 
 from ._hcrp import count_log_joint, log_stirling_for
 from ._labels import compact_labels
-from .emissions import log_prior_predictive
+from .emissions import log_marginal_sum, log_prior_predictive
 from .samplers import get_sampler
 
 Problem = namedtuple(
@@ -143,8 +143,8 @@ class Chain:
         self.sampler_name = sampler_name
         self.state = state
         self.rng = rng
-        self.trace = {"n_states": [], "log_joint": [], "alpha": [], "gamma": [], "kappa": [],
-                      "seconds": []}
+        self.trace = {"n_states": [], "log_joint": [], "log_lik": [], "alpha": [], "gamma": [],
+                      "kappa": [], "seconds": []}
         self.samples = None
         self.snapshots = []
         self.n_sweeps = 0
@@ -191,6 +191,10 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0)
         info = sampler.step(state, problem, rng)
         trace["n_states"].append(int(np.count_nonzero(np.bincount(state.x))))
         trace["log_joint"].append(float(state.log_joint))
+        # rounded: the running statistics drift in the last bits as steps are
+        # removed and added, and the rank-based diagnostics would read that
+        # drift of one partition's value as slow mixing
+        trace["log_lik"].append(round(log_marginal_sum(problem.fam, state.stats, problem.hyp), 6))
         trace["alpha"].append(float(state.conc[0]))
         trace["gamma"].append(float(state.conc[1]))
         trace["kappa"].append(float(state.conc[2]))

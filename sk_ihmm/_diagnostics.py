@@ -157,7 +157,7 @@ def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, 
         ``mean`` is the mean acceptance rate of that move.
     """
     if keys is None:
-        keys = ["n_states", "log_joint"]
+        keys = ["n_states"] + [k for k in ("log_lik",) if k in trace] + ["log_joint"]
         keys += [name for name, flag in zip(("alpha", "gamma", "kappa"), resampled) if flag]
         keys += sorted(k for k in trace if _is_accept_key(k))
     missing = [k for k in keys if k not in trace]
@@ -178,8 +178,13 @@ def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
 
-#: Label-invariant quantities whose convergence ``fit`` checks.
-CONVERGENCE_KEYS = ("n_states", "log_joint")
+#: Label-invariant quantities whose convergence ``fit`` checks: the number of
+#: states and the log marginal likelihood of the data given the state
+#: partition, ``log p(y | x)`` (emission parameters integrated out). The
+#: samplers' ``log_joint`` also holds the seating of the collapsed samplers'
+#: tables, auxiliary variables that mix more slowly than the partition, so
+#: it is reported by diagnostics() but not required to converge.
+CONVERGENCE_KEYS = ("n_states", "log_lik")
 
 
 def convergence_report(trace, start, keys=CONVERGENCE_KEYS):
@@ -245,7 +250,7 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
 
 
 # ----------------------------------------------------------------- arviz
-_POSTERIOR_KEYS = ("n_states", "log_joint", "alpha", "gamma", "kappa")
+_POSTERIOR_KEYS = ("n_states", "log_lik", "log_joint", "alpha", "gamma", "kappa")
 
 
 def trace_to_arviz(trace, n_burnin, thin=1, attrs=None):

@@ -188,8 +188,9 @@ class InfiniteHMM(BaseEstimator):
         smallest unsigned integer type that holds the labels.
     convergence_ : dict
         Convergence diagnostics over every sweep after burn-in of all
-        chains (Vehtari et al. 2021): for ``"n_states"`` and
-        ``"log_joint"`` a dict with ``r_hat`` (rank-normalised split R-hat),
+        chains (Vehtari et al. 2021): for ``"n_states"`` and ``"log_lik"``
+        (``log p(y | x)``, the data's log marginal likelihood given the
+        sampled state partition) a dict with ``r_hat`` (rank-normalised split R-hat),
         ``ess_bulk`` and ``ess_tail``; ``"converged"`` (every R-hat at most
         ``1.01`` and every ESS at least ``100`` per chain; a quantity
         constant over all chains counts as converged), ``"thresholds"``,
@@ -208,6 +209,7 @@ class InfiniteHMM(BaseEstimator):
         round (``n_burnin`` and ``thin`` when the fit took one round).
     trace_ : dict of ndarray of shape (n_chains, n_sweeps)
         Per-sweep ``n_states``, ``log_joint`` (``log p(x, tables, y)``),
+        ``log_lik`` (``log p(y | x)``),
         ``alpha``, ``gamma``, ``kappa``, ``accept_rate``, ``seconds`` (CPU)
         and any sampler-specific statistics.
     n_states_ : int

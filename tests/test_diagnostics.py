@@ -34,7 +34,7 @@ def model(data):
 def test_diagnostics_keys_and_values(model):
     table = model.diagnostics()
     # alpha and gamma are resampled, kappa is fixed (no kappa_prior)
-    assert list(table) == ["n_states", "log_joint", "alpha", "gamma", "accept_rate"]
+    assert list(table) == ["n_states", "log_lik", "log_joint", "alpha", "gamma", "accept_rate"]
     n_kept = model.n_chains * model.n_samples
     for name, row in table.items():
         assert tuple(row) == COLUMNS
@@ -64,7 +64,7 @@ def test_diagnostics_keys_argument_and_kappa(data):
     assert "kappa" in m.diagnostics()
     fixed = InfiniteHMM(max_time=0, resample_hyperparameters=False, n_samples=8, n_burnin=4, n_chains=2,
                         random_state=0).fit(X)
-    assert list(fixed.diagnostics()) == ["n_states", "log_joint", "accept_rate"]
+    assert list(fixed.diagnostics()) == ["n_states", "log_lik", "log_joint", "accept_rate"]
     table = fixed.diagnostics(keys=["alpha", "seconds"])
     assert list(table) == ["alpha", "seconds"]
     assert table["alpha"]["sd"] == 0.0 and math.isnan(table["alpha"]["r_hat"])

@@ -534,7 +534,11 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         log_r_new = add_seq(mat, vec, tab, log, scal, conc,
                             stats, xnd, Y, bd, prevd, nxtd, fam, hyp, rng, iwork)
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
-        if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+        # the uniform is drawn whatever the ratio, so the number of draws does not
+        # depend on the rounding of a ratio that is 0 in exact arithmetic (the
+        # chains of data in other units stay identical)
+        u = rng.random()
+        if log_ratio >= 0.0 or u < math.exp(log_ratio):
             for l in range(l1, l2 + 1):
                 x[b + l] = xn[l]
             n_acc += 1

@@ -120,7 +120,11 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
                                             alpha, gamma, kappa, new, q))
             add_customer(mat, vec, tab, log, scal, conc, new, q, rng)
         log_ratio = log_r_new - log_r_old + math.log(w_old) - math.log(w_new)
-        if log_ratio >= 0.0 or rng.random() < math.exp(log_ratio):
+        # the uniform is drawn whatever the ratio, so the number of draws does not
+        # depend on the rounding of a ratio that is 0 in exact arithmetic (the
+        # chains of data in other units stay identical)
+        u = rng.random()
+        if log_ratio >= 0.0 or u < math.exp(log_ratio):
             x[t] = new
             n_acc += 1
             clear_log(scal)

@@ -1,0 +1,259 @@
+"""What a user who sets nothing gets: data-scaled priors and their equivariance.
+
+With the default (data-scaled) Gaussian priors the posterior over state
+sequences must not depend on the units of the data: ``fit(a * X + b)`` gives
+the same state samples as ``fit(X)`` (1-D, any ``a != 0``), and with several
+columns the same holds for ``X @ A.T + b`` with any invertible ``A`` (full
+covariance). Checked on the exact posterior (enumerated partitions, with the
+Normal-Inverse-Gamma and Normal-Inverse-Wishart marginal likelihoods written
+out here) and on the chains of every sampler.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import gammaln, multigammaln
+from sklearn.exceptions import ConvergenceWarning
+
+from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshold
+from sampler_harness import _iat
+from sk_ihmm import InfiniteHMM
+from sk_ihmm._chain import make_problem, run_chain
+from sk_ihmm.datasets import make_gaussian_hmm
+from sk_ihmm.emissions import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, Gaussian,
+                               MultivariateGaussian)
+
+SAMPLERS = ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"]
+
+
+# ------------------------------------------------------------ written out
+def nig_log_marginal(y, mu0, lambda0, a0, b0):
+    """Normal-Inverse-Gamma marginal likelihood of 1-D observations ``y``."""
+    y = np.asarray(y, float).ravel()
+    n = y.size
+    if n == 0:
+        return 0.0
+    ybar = y.mean()
+    lam_n = lambda0 + n
+    a_n = a0 + n / 2
+    b_n = b0 + 0.5 * np.sum((y - ybar) ** 2) + lambda0 * n * (ybar - mu0) ** 2 / (2 * lam_n)
+    return (gammaln(a_n) - gammaln(a0) + a0 * math.log(b0) - a_n * math.log(b_n)
+            + 0.5 * math.log(lambda0 / lam_n) - 0.5 * n * math.log(2 * math.pi))
+
+
+def niw_log_marginal(Y, mu0, kappa0, nu0, psi0):
+    """Normal-Inverse-Wishart marginal likelihood of the rows of ``Y``."""
+    Y = np.asarray(Y, float)
+    n, d = Y.shape
+    if n == 0:
+        return 0.0
+    ybar = Y.mean(axis=0)
+    S = (Y - ybar).T @ (Y - ybar)
+    k_n, nu_n = kappa0 + n, nu0 + n
+    diff = (ybar - mu0)[:, None]
+    psi_n = psi0 + S + kappa0 * n / k_n * diff @ diff.T
+    return (-0.5 * n * d * math.log(math.pi) + multigammaln(nu_n / 2, d) - multigammaln(nu0 / 2, d)
+            + 0.5 * nu0 * np.linalg.slogdet(psi0)[1] - 0.5 * nu_n * np.linalg.slogdet(psi_n)[1]
+            + 0.5 * d * math.log(kappa0 / k_n))
+
+
+# ------------------------------------------------------------ resolution
+def test_gaussian_prior_is_scaled_to_the_data():
+    X = np.array([[1450.0], [1475.0], [1500.0], [1560.0]])
+    prior = Gaussian().resolve_prior(X)
+    assert prior["mu0"] == pytest.approx(X.mean())
+    assert prior["b0"] == pytest.approx((prior["a0"] - 1) * PRIOR_COVARIANCE_FRACTION * X.var())
+    assert prior["lambda0"] == PRIOR_MEAN_PRECISION
+    # explicit values win
+    assert Gaussian(mu0=3.0, b0=2.0).resolve_prior(X) == {"mu0": 3.0, "lambda0": 0.1, "a0": 1.5, "b0": 2.0}
+    with pytest.raises(ValueError, match="training data"):
+        Gaussian().resolve_prior()
+
+
+def test_multivariate_prior_is_scaled_to_the_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) @ np.array([[2.0, 0, 0], [0.5, 30.0, 0], [0, 1.0, 0.01]]) + [5, 1500, -3]
+    prior = MultivariateGaussian().resolve_prior(X)
+    cov = np.cov(X.T, bias=True)
+    np.testing.assert_allclose(prior["mu0"], X.mean(axis=0))
+    np.testing.assert_allclose(prior["psi0"], (prior["nu0"] - 4) * PRIOR_COVARIANCE_FRACTION * cov)
+    explicit = MultivariateGaussian(mu0=[0, 0, 0], psi0=2.0).resolve_prior(X)
+    np.testing.assert_array_equal(explicit["psi0"], 2.0 * np.eye(3))
+    with pytest.raises(ValueError, match="one entry per feature"):
+        MultivariateGaussian(mu0=[0, 0]).resolve_prior(X)
+
+
+def test_fitted_prior_is_stored_and_default_gaussian_takes_columns():
+    X, _ = make_gaussian_hmm(120, 3, random_state=0)
+    model = InfiniteHMM(max_time=0, n_samples=3, n_burnin=3, n_chains=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(1000 * X + 5)
+        assert model.emission_prior_["mu0"] == pytest.approx(1000 * X.mean() + 5)
+        X2 = np.hstack([X, 3 * X + np.random.default_rng(0).normal(size=X.shape)])
+        model.fit(X2)
+    assert model.emission_prior_["psi0"].shape == (2, 2)
+    assert model.means_.shape == (model.n_states_, 2)
+
+
+def test_integer_codes_with_gaussian_emission_warn():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 12, size=(200, 1))
+    with pytest.warns(UserWarning, match="emission='categorical'"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            InfiniteHMM(max_time=0, n_samples=2, n_burnin=2, n_chains=1, random_state=0).fit(X)
+
+
+# ------------------------------------------------------- exact posterior
+Y1 = np.array([-1.0, -0.8, 1.1, 0.9, -1.2, 1.3])[:, None]
+Y2 = np.array([[-1.0, 0.2], [-0.8, 0.1], [1.1, -0.7], [0.9, -0.4], [-1.2, 0.5], [1.3, -1.0]])
+A2 = np.array([[3.0, 1.0], [-0.5, 0.02]])
+B2 = np.array([1500.0, -3.0])
+
+
+def _exact_nig(Y, lengths=(6,)):
+    p = Gaussian().resolve_prior(Y)
+    return exact_posterior(list(lengths), lambda idx: nig_log_marginal(Y[idx], p["mu0"], p["lambda0"], p["a0"], p["b0"]),
+                           alpha=1.0, gamma=1.0)
+
+
+def _exact_niw(Y, lengths=(6,)):
+    p = MultivariateGaussian().resolve_prior(Y)
+    return exact_posterior(list(lengths), lambda idx: niw_log_marginal(Y[idx], p["mu0"], p["kappa0"], p["nu0"], p["psi0"]),
+                           alpha=1.0, gamma=1.0)
+
+
+@pytest.mark.parametrize("a, b", [(1000.0, 1450.0), (-0.01, 3.0), (1e-3, -20.0)])
+def test_exact_posterior_is_equivariant_1d(a, b):
+    base, moved = _exact_nig(Y1), _exact_nig(a * Y1 + b)
+    assert max(abs(base[z] - moved[z]) for z in base) < 1e-9
+
+
+def test_exact_posterior_is_equivariant_full_covariance():
+    base, moved = _exact_niw(Y2), _exact_niw(Y2 @ A2.T + B2)
+    assert max(abs(base[z] - moved[z]) for z in base) < 1e-9
+    # and the prior is not trivially flat: the data decide
+    assert max(base.values()) > 5 * min(base.values())
+
+
+def test_exact_posterior_is_not_equivariant_with_a_fixed_prior():
+    """The test has power: a fixed prior (the old default) is not equivariant."""
+    def post(Y):
+        return exact_posterior([6], lambda idx: nig_log_marginal(Y[idx], 0.0, 1.0, 1.0, 1.0), 1.0, 1.0)
+    base, moved = post(Y1), post(1000 * Y1 + 1450)
+    assert max(abs(base[z] - moved[z]) for z in base) > 0.05
+
+
+@pytest.mark.parametrize("sampler, family, Y, transform", [
+    ("rcd_gibbs", Gaussian(), Y1, lambda Y: -250.0 * Y + 1450.0),
+    ("rcd_blocked", Gaussian(), Y1, lambda Y: 0.001 * Y - 7.0),
+    ("pgas", Gaussian(), Y1, lambda Y: -40.0 * Y + 3.0),
+    ("rcd_gibbs", MultivariateGaussian(), Y2, lambda Y: Y @ A2.T + B2),
+    ("pgas", MultivariateGaussian(), Y2, lambda Y: Y @ A2.T + B2),
+])
+def test_sampler_on_data_in_other_units_targets_the_exact_posterior(sampler, family, Y, transform):
+    """A chain on transformed data, default prior, matches the exact posterior of the original data."""
+    exact = _exact_nig(Y) if Y.shape[1] == 1 else _exact_niw(Y)
+    Z = transform(Y)
+    prob = make_problem(family, Z, Y.shape[1], [6], conc0=(1.0, 1.0, 0.0),
+                        resample=(False, False, False))
+    n = 20000
+    out = run_chain(sampler, prob, (np.arange(6) % 2 + 1).astype(np.int64), 500, n, 1,
+                    np.random.SeedSequence(1))
+    samples = out["samples"]
+    tv = tv_distance(exact, empirical(samples))
+    # effective sample size as in sampler_harness.check_exact: the largest
+    # autocorrelation time of the number of states and of the indicators of
+    # the four most probable partitions
+    keys = [tuple(row) for row in samples]
+    taus = [_iat(out["trace"]["n_states"][500:])]
+    taus += [_iat([k == z for k in keys]) for z in sorted(exact, key=exact.get, reverse=True)[:4]]
+    thr = tv_threshold(exact, n / max(taus), quantile=0.999, n_sim=1000, seed=0)
+    assert tv < thr, (tv, thr)
+
+
+# ------------------------------------------------------------- chains
+def _fit(X, sampler, **kw):
+    model = InfiniteHMM(sampler=sampler, max_time=0, n_samples=15, n_burnin=15, n_chains=2,
+                        random_state=3, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(X)
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_chains_are_equivariant_1d(sampler):
+    """Same seed, same state samples. pgas draws explicit means as ``mu_n +
+    sd * z``, which maps onto the draw for ``a * X + b`` only when ``a > 0``;
+    for ``a < 0`` it is equivariant in law (the exact test above)."""
+    X, _ = make_gaussian_hmm(150, 3, random_state=1)
+    base = _fit(X, sampler)
+    cases = [(25.0, 1500.0), (0.003, -2.0)] if sampler == "pgas" else [(25.0, 1500.0), (-0.003, 2.0)]
+    for a, b in cases:
+        moved = _fit(a * X + b, sampler)
+        for s0, s1 in zip(base.state_samples_, moved.state_samples_):
+            np.testing.assert_array_equal(s0, s1)
+
+
+@pytest.mark.parametrize("sampler", ["rcd_gibbs", "rcd_blocked", "rcd_beam"])
+def test_chains_are_equivariant_full_covariance(sampler):
+    """Same seed, same state samples under ``X @ A.T + b``. (pgas draws an
+    explicit covariance through a Bartlett decomposition, which is
+    equivariant in law only: the exact test above.)"""
+    X, _ = make_gaussian_hmm(120, 3, random_state=2)
+    rng = np.random.default_rng(0)
+    X2 = np.hstack([X, 0.5 * X + rng.normal(size=X.shape)])
+    base = _fit(X2, sampler)
+    moved = _fit(X2 @ A2.T + B2, sampler)
+    for s0, s1 in zip(base.state_samples_, moved.state_samples_):
+        np.testing.assert_array_equal(s0, s1)
+
+
+# --------------------------------------------------------- convergence
+def test_unconverged_fit_warns_with_figures():
+    X, _ = make_gaussian_hmm(200, 3, random_state=0)
+    model = InfiniteHMM(max_time=0, n_samples=5, n_burnin=5, n_chains=2, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"R-hat .* bulk ESS .*targets: R-hat <= 1\.01"):
+        model.fit(X)
+    report = model.convergence_
+    assert report["converged"] is False and report["n_rounds"] == 1
+    assert set(report["n_states"]) == {"r_hat", "ess_bulk", "ess_tail"}
+    assert report["thresholds"] == {"r_hat_max": 1.01, "ess_min": 200}
+    assert model.n_sweeps_ == 10 and model.n_burnin_ == 5
+
+
+def test_budget_mode_runs_rounds_until_converged():
+    """Rounds double the chains until the diagnostics pass; no warning then,
+    and with max_time=None the result depends only on the seed."""
+    X, _ = make_gaussian_hmm(100, 1, random_state=0, sd=0.3)
+    kw = dict(sampler="rcd_blocked", n_samples=50, n_burnin=50, n_chains=2, max_time=None,
+              max_sweeps=20000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = InfiniteHMM(**kw).fit(X)
+    report = model.convergence_
+    assert report["converged"] and report["n_rounds"] > 1
+    assert model.n_burnin_ == model.n_sweeps_ // 2
+    assert model.state_samples_[0].shape == (50, 100)
+    assert model.state_samples_[0].dtype == np.uint8
+    again = InfiniteHMM(**kw).fit(X)
+    for s0, s1 in zip(model.state_samples_, again.state_samples_):
+        np.testing.assert_array_equal(s0, s1)
+
+
+def test_a_chain_run_in_rounds_equals_one_long_run():
+    from sk_ihmm._chain import advance_chain, start_chain
+
+    X, _ = make_gaussian_hmm(100, 3, random_state=0)
+    prob = make_problem(Gaussian(), X, 1, [100])
+    x0 = (np.arange(100) % 3 + 1).astype(np.int64)
+    for sampler in SAMPLERS:
+        one = advance_chain(start_chain(sampler, prob, x0, np.random.SeedSequence(5)), prob, 30, 0, 1)
+        two = start_chain(sampler, prob, x0, np.random.SeedSequence(5))
+        advance_chain(two, prob, 12, 0, 1)
+        advance_chain(two, prob, 18, 0, 1)
+        np.testing.assert_array_equal(one.samples[-18:], two.samples)
+        np.testing.assert_array_equal(one.trace["log_joint"], two.trace["log_joint"])
