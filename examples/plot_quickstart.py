@@ -15,10 +15,13 @@ from sk_ihmm.datasets import make_gaussian_hmm
 from sk_ihmm.metrics import normalized_mutual_information
 
 X, states = make_gaussian_hmm(1500, n_states=4, random_state=0)
-model = InfiniteHMM(sampler="rcd_gibbs", n_burnin=100, n_samples=50, n_chains=2,
-                    random_state=0).fit(X)
+# every argument at its default, except a shorter time budget for the gallery
+model = InfiniteHMM(random_state=0, max_time=20).fit(X)
 pred = model.predict(X)
 print("states found:", model.n_states_)
+print("posterior of the number of states:",
+      {k: round(p, 2) for k, p in enumerate(model.n_states_posterior_) if p > 0.01})
+print("convergence:", {k: model.convergence_[k] for k in ("n_states", "log_lik", "converged")})
 print("NMI vs truth:", round(normalized_mutual_information(states, pred), 3))
 
 fig, (ax0, ax1) = plt.subplots(2, 1, figsize=(9, 5), constrained_layout=True)

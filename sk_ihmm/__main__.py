@@ -13,7 +13,11 @@ import numpy as np
 
 
 def demo(sampler="rcd_gibbs", n_timesteps=2000, n_test=1000, n_burnin=300, n_samples=100,
-         n_chains=2, n_jobs=2, random_state=0):
+         n_chains=2, n_jobs=2, random_state=0, max_time=30.0):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
     from sklearn.metrics import normalized_mutual_info_score
 
     from . import InfiniteHMM
@@ -23,19 +27,29 @@ def demo(sampler="rcd_gibbs", n_timesteps=2000, n_test=1000, n_burnin=300, n_sam
     X_train, X_test = X[:n_timesteps], X[n_timesteps:]
     model = InfiniteHMM(
         sampler=sampler, emission="gaussian", n_burnin=n_burnin, n_samples=n_samples,
-        n_chains=n_chains, n_jobs=n_jobs, random_state=random_state,
+        n_chains=n_chains, n_jobs=n_jobs, random_state=random_state, max_time=max_time,
     )
     t0 = time.perf_counter()
-    model.fit(X_train)
+    with warnings.catch_warnings():
+        # the figures are printed below
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X_train)
     t_fit = time.perf_counter() - t0
     t0 = time.perf_counter()
     score = model.score(X_test)
     t_score = time.perf_counter() - t0
     nmi = normalized_mutual_info_score(states[:n_timesteps], model.predict(X_train))
-    k_last = model.trace_["n_states"][:, -n_samples:]
+    k_last = model.trace_["n_states"][:, model.n_burnin_:]
     print(f"data        : 4-state Gaussian HMM (Tripuraneni et al. 2015), "
           f"T_train={n_timesteps}, T_test={n_test}")
-    print(f"sampler     : {sampler}, {n_chains} chains x ({n_burnin} burn-in + {n_samples} kept sweeps)")
+    conv = model.convergence_
+    print(f"sampler     : {sampler}, {n_chains} chains x {model.n_sweeps_} sweeps "
+          f"({conv['n_rounds']} rounds; the last {model.n_sweeps_ - model.n_burnin_} kept)")
+    verdict = "converged" if conv["converged"] else "NOT converged (budget reached)"
+    print(f"convergence : {verdict}; split R-hat / bulk ESS / tail ESS: " + "; ".join(
+        f"{key} {conv[key]['r_hat']:.3f} / {conv[key]['ess_bulk']:.0f} / {conv[key]['ess_tail']:.0f}"
+        for key in ("n_states", "log_lik"))
+        + f" (targets <= {conv['thresholds']['r_hat_max']}, >= {conv['thresholds']['ess_min']})")
     print(f"states found: {model.n_states_} (representative sample); kept samples: "
           f"median {int(np.median(k_last))}, range {int(k_last.min())}-{int(k_last.max())} (truth: 4)")
     print(f"NMI (train) : {nmi:.3f}")
@@ -56,11 +70,12 @@ def main(argv=None):
     d.add_argument("--n-chains", type=int, default=2)
     d.add_argument("--n-jobs", type=int, default=2)
     d.add_argument("--random-state", type=int, default=0)
+    d.add_argument("--max-time", type=float, default=30.0)
     args = parser.parse_args(argv)
     if args.command == "demo":
         demo(sampler=args.sampler, n_timesteps=args.n_timesteps, n_burnin=args.n_burnin,
              n_samples=args.n_samples, n_chains=args.n_chains, n_jobs=args.n_jobs,
-             random_state=args.random_state)
+             random_state=args.random_state, max_time=args.max_time)
     return 0
 
 
