@@ -7,11 +7,13 @@ summary need).
 """
 
 from collections import namedtuple
+import math
 import time
 
 import numpy as np
 
 from ._hcrp import count_log_joint, log_stirling_for
+from ._interrupt import check_interrupt, deferred_interrupts, ignore_interrupts_in_worker
 from ._labels import compact_labels
 from .emissions import log_marginal_sum, log_prior_predictive
 from .samplers import get_sampler
@@ -129,39 +131,47 @@ class Chain:
     ----------
     state : sampler state (see :mod:`sk_ihmm.samplers`)
     rng : numpy.random.Generator
-    trace : dict of list
+    trace : dict of ndarray of shape (n_sweeps,)
         Per-sweep records of every sweep run so far.
-    samples : ndarray of shape (n_kept, n_timesteps), smallest integer dtype
-        Labels of the sweeps kept by the last round (0-based, first-appearance order).
+    samples : ndarray of shape (n_kept, n_timesteps), smallest unsigned dtype
+        Labels of the kept sweeps (0-based, first-appearance order).
     snapshots : list of Snapshot
         Their compact posterior snapshots.
     n_sweeps : int
         Sweeps run so far.
+    interrupted : bool
+        A KeyboardInterrupt stopped the chain inside a sweep: its records
+        are complete up to the last whole sweep, but its sampler state may be
+        part-way through a sweep, so it cannot be continued.
     """
 
     def __init__(self, sampler_name, state, rng):
         self.sampler_name = sampler_name
         self.state = state
         self.rng = rng
-        self.trace = {"n_states": [], "log_joint": [], "log_lik": [], "alpha": [], "gamma": [],
-                      "kappa": [], "seconds": []}
+        self.trace = {}
         self.samples = None
         self.snapshots = []
         self.n_sweeps = 0
         self.cpu_seconds = 0.0
+        self.interrupted = False
 
 
-def start_chain(sampler_name, problem, x0, seed):
+def start_chain(sampler_name, problem, x0, seed, stop_path=None):
     """A new :class:`Chain` from a :class:`numpy.random.SeedSequence`.
 
     Every random draw of the chain (its initial labels included) comes from
     the one Generator made from ``seed``, so results do not depend on which
-    worker runs it.
+    worker runs it. ``stop_path``: see :func:`advance_chain`.
     """
+    if stop_path is not None:
+        ignore_interrupts_in_worker()
     rng = np.random.default_rng(seed)
     sampler = get_sampler(sampler_name)
-    x_init = x0(rng) if callable(x0) else x0
-    return Chain(sampler_name, sampler.init(problem, x_init, rng), rng)
+    with deferred_interrupts():
+        x_init = x0(rng) if callable(x0) else x0
+        check_interrupt(stop_path)
+        return Chain(sampler_name, sampler.init(problem, x_init, rng), rng)
 
 
 def label_dtype(n_labels):
@@ -172,49 +182,85 @@ def label_dtype(n_labels):
     return np.dtype(np.int64)
 
 
-def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0):
+def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0, append=False,
+                  stop_path=None):
     """Run ``n_sweeps`` more sweeps of ``chain`` and keep some of them.
 
-    Sweep ``s`` of this round (0-based) is kept when ``s >= n_skip`` and
-    ``(s - n_skip + 1) % thin == 0``; the kept labels and snapshots replace
-    those of the previous round, the traces are appended. Returns ``chain``.
+    Sweep ``s`` of this call (0-based) is kept when ``s >= n_skip`` and
+    ``(s - n_skip + 1) % thin == 0``. The kept labels and snapshots replace
+    those of the previous call, or are appended to them with ``append``; the
+    traces are always appended. A KeyboardInterrupt ends the call after the
+    last whole sweep and sets ``chain.interrupted``; so does the appearance
+    of the file ``stop_path`` (how the parent process stops chains run by
+    joblib workers, which then ignore SIGINT). Returns ``chain``.
     """
+    if stop_path is not None:
+        ignore_interrupts_in_worker()
     sampler = get_sampler(chain.sampler_name)
-    state, rng, trace = chain.state, chain.rng, chain.trace
+    state, rng = chain.state, chain.rng
     T = problem.Y.shape[0]
     n_keep = max(0, (n_sweeps - n_skip) // thin)
     samples = np.empty((n_keep, T), np.int32)
     snaps = []
+    rec = {"n_states": [], "log_joint": [], "log_lik": [], "alpha": [], "gamma": [],
+           "kappa": [], "seconds": []}
     t0 = time.process_time()
     base = chain.cpu_seconds
-    for sweep in range(n_sweeps):
-        info = sampler.step(state, problem, rng)
-        trace["n_states"].append(int(np.count_nonzero(np.bincount(state.x))))
-        trace["log_joint"].append(float(state.log_joint))
-        # rounded: the running statistics drift in the last bits as steps are
-        # removed and added, and the rank-based diagnostics would read that
-        # drift of one partition's value as slow mixing
-        trace["log_lik"].append(round(log_marginal_sum(problem.fam, state.stats, problem.hyp), 6))
-        trace["alpha"].append(float(state.conc[0]))
-        trace["gamma"].append(float(state.conc[1]))
-        trace["kappa"].append(float(state.conc[2]))
-        trace["seconds"].append(base + time.process_time() - t0)
-        for key, val in info.items():
-            trace.setdefault(key, []).append(float(val))
-        if sweep >= n_skip and (sweep - n_skip + 1) % thin == 0:
-            i = (sweep - n_skip + 1) // thin - 1
-            labels, snap = make_snapshot(state)
-            samples[i] = labels
-            snaps.append(snap)
-        if verbose > 1 and (sweep + 1) % max(1, n_sweeps // 10) == 0:
-            print(f"[chain {chain_id}] sweep {chain.n_sweeps + sweep + 1}: "
-                  f"K={trace['n_states'][-1]} log_joint={trace['log_joint'][-1]:.1f}")
-    chain.n_sweeps += n_sweeps
+    try:
+        with deferred_interrupts():
+            _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, samples, snaps,
+                        base, t0, verbose, chain_id, chain.n_sweeps, stop_path)
+    except KeyboardInterrupt:
+        chain.interrupted = True
+    done = len(rec["seconds"])
+    # records of whole sweeps only
+    for key, values in rec.items():
+        old = chain.trace.get(key, np.full(chain.n_sweeps, math.nan))
+        chain.trace[key] = np.concatenate([old, np.asarray(values[:done], dtype=float)])
+    for key in chain.trace:
+        if key not in rec:
+            chain.trace[key] = np.concatenate([chain.trace[key], np.full(done, math.nan)])
+    chain.n_sweeps += done
     chain.cpu_seconds = base + time.process_time() - t0
+    samples = samples[:len(snaps)]
+    # an interrupted round adds its kept samples to those of the round before
+    # (both after burn-in) instead of replacing them with fewer
+    if (append or chain.interrupted) and chain.samples is not None:
+        samples = np.concatenate([chain.samples.astype(np.int32), samples])
+        snaps = chain.snapshots + snaps
     n_labels = int(samples.max()) + 1 if samples.size else 1
     chain.samples = samples.astype(label_dtype(n_labels))
     chain.snapshots = snaps
     return chain
+
+
+def _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, samples, snaps,
+                base, t0, verbose, chain_id, n_before, stop_path):
+    """The sweep loop of :func:`advance_chain`; ``rec["seconds"]`` grows last
+    in a sweep, so its length is the number of whole sweeps."""
+    for sweep in range(n_sweeps):
+        check_interrupt(stop_path)
+        info = sampler.step(state, problem, rng)
+        rec["n_states"].append(int(np.count_nonzero(np.bincount(state.x))))
+        rec["log_joint"].append(float(state.log_joint))
+        # rounded: the running statistics drift in the last bits as steps are
+        # removed and added, and the rank-based diagnostics would read that
+        # drift of one partition's value as slow mixing
+        rec["log_lik"].append(round(log_marginal_sum(problem.fam, state.stats, problem.hyp), 6))
+        rec["alpha"].append(float(state.conc[0]))
+        rec["gamma"].append(float(state.conc[1]))
+        rec["kappa"].append(float(state.conc[2]))
+        for key, val in info.items():
+            rec.setdefault(key, [math.nan] * sweep).append(float(val))
+        if sweep >= n_skip and (sweep - n_skip + 1) % thin == 0:
+            labels, snap = make_snapshot(state)
+            samples[len(snaps)] = labels
+            snaps.append(snap)
+        rec["seconds"].append(base + time.process_time() - t0)
+        if verbose > 1 and (sweep + 1) % max(1, n_sweeps // 10) == 0:
+            print(f"[chain {chain_id}] sweep {n_before + sweep + 1}: "
+                  f"K={rec['n_states'][-1]} log_joint={rec['log_joint'][-1]:.1f}")
+    check_interrupt(stop_path)
 
 
 def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbose=0, chain_id=0):
@@ -229,5 +275,5 @@ def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbos
     return {
         "samples": chain.samples,
         "snapshots": chain.snapshots,
-        "trace": {k: np.asarray(v) for k, v in chain.trace.items()},
+        "trace": dict(chain.trace),
     }

@@ -7,6 +7,7 @@ the samplers in :mod:`sk_ihmm.samplers`, message passing in
 :mod:`sk_ihmm._particle`.
 """
 
+import os
 import time
 import warnings
 from numbers import Integral, Real
@@ -23,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _messages
 from . import _diagnostics
 from ._chain import advance_chain, count_log_joints, make_problem, start_chain
+from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
 from .emissions import EmissionFamily, log_emission_matrix, make_emission
@@ -151,6 +153,14 @@ class InfiniteHMM(BaseEstimator):
         in time. A fit that stops on time, not on convergence, depends on
         the machine's speed; set ``max_time=None`` for results that depend
         only on ``random_state``.
+    warm_start : bool, default=False
+        When True, a ``fit`` on the same data (same sampler, chains and
+        model) continues every chain of the previous fit from its last state
+        and generator: it runs ``n_burnin + n_samples * thin`` more sweeps per
+        chain and appends the kept samples, so fitting ``n`` samples and then
+        ``m`` more gives the samples of one fit of ``n + m``. With other data
+        or settings new chains start (with a warning). Pickling a fitted
+        model keeps its chains, so a saved model can be continued later.
     init : {"particle_filter", "random"}, default="particle_filter"
         Initial state sequence: a particle filter on the HCRP predictive
         (``n_init_particles`` particles, Makino et al. 2011) or uniform labels
@@ -255,6 +265,7 @@ class InfiniteHMM(BaseEstimator):
         "n_chains": [Interval(Integral, 1, None, closed="left")],
         "max_sweeps": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="left"), None],
+        "warm_start": ["boolean"],
         "init": [StrOptions({"particle_filter", "random"})],
         "n_init_states": [Interval(Integral, 1, None, closed="left")],
         "n_init_particles": [Interval(Integral, 1, None, closed="left")],
@@ -287,6 +298,7 @@ class InfiniteHMM(BaseEstimator):
         n_chains=4,
         max_sweeps=100_000,
         max_time=60.0,
+        warm_start=False,
         init="particle_filter",
         n_init_states=10,
         n_init_particles=100,
@@ -316,6 +328,7 @@ class InfiniteHMM(BaseEstimator):
         self.n_chains = n_chains
         self.max_sweeps = max_sweeps
         self.max_time = max_time
+        self.warm_start = warm_start
         self.init = init
         self.n_init_states = n_init_states
         self.n_init_particles = n_init_particles
@@ -421,20 +434,33 @@ class InfiniteHMM(BaseEstimator):
         self._dim = dim
         self.emission_prior_ = family.resolve_prior(Y, dim)
         problem = self._problem(family, Y, lens, dim)
-        root = _seed_sequence(self.random_state)
-        seeds = root.spawn(self.n_chains)
-        x0 = self._initializer(problem)
-        parallel = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)
-        n_first = self.n_burnin + self.n_samples * self.thin
-        chains = parallel(
-            delayed(_first_round)(
-                self.sampler, problem, x0, seed, n_first, self.n_burnin, self.thin, self.verbose, c,
+        fingerprint = _fingerprint(self, problem)
+        warm = (self.warm_start and getattr(self, "_chains", None) is not None
+                and getattr(self, "_fingerprint", None) == fingerprint)
+        if self.warm_start and getattr(self, "_chains", None) is not None and not warm:
+            warnings.warn(
+                "warm_start=True but the data, sampler, number of chains or model differ from the "
+                "previous fit (or it was interrupted): starting new chains.", UserWarning, stacklevel=3,
             )
-            for c, seed in enumerate(seeds)
-        )
-        n_burnin, thin, n_rounds = int(self.n_burnin), int(self.thin), 1
+        if warm:
+            problem, root = self._problem_, self._seed_root
+            n_burnin, thin, n_rounds = self.n_burnin_, self.thin_, self.convergence_["n_rounds"] + 1
+            tasks = [(advance_chain, (chain, problem, self.n_burnin + self.n_samples * self.thin,
+                                      self.n_burnin, self.thin, self.verbose, c, True))
+                     for c, chain in enumerate(self._chains)]
+        else:
+            root = _seed_sequence(self.random_state)
+            x0 = self._initializer(problem)
+            n_burnin, thin, n_rounds = int(self.n_burnin), int(self.thin), 1
+            tasks = [(_first_round, (self.sampler, problem, x0, seed,
+                                     self.n_burnin + self.n_samples * self.thin,
+                                     self.n_burnin, self.thin, self.verbose, c))
+                     for c, seed in enumerate(root.spawn(self.n_chains))]
+        previous, self._chains = (self._chains if warm else None), None
+        runner = _ChainRunner(self.n_jobs, self.verbose)
+        chains = runner(tasks, previous)
         report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
-        while not report["converged"]:
+        while not report["converged"] and not runner.interrupted:
             n_done = chains[0].n_sweeps
             round_thin = -(-n_done // self.n_samples)
             n_next = round_thin * self.n_samples
@@ -444,35 +470,55 @@ class InfiniteHMM(BaseEstimator):
                 elapsed = time.perf_counter() - t_start
                 if elapsed + _round_seconds(chains, n_next, self.n_jobs) > self.max_time:
                     break
-            chains = parallel(
-                delayed(advance_chain)(chain, problem, n_next, 0, round_thin, self.verbose, c)
-                for c, chain in enumerate(chains)
-            )
-            n_burnin, thin, n_rounds = n_done, round_thin, n_rounds + 1
+            chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
+                             for c, chain in enumerate(chains)], chains)
+            if not runner.interrupted:
+                n_burnin, thin, n_rounds = n_done, round_thin, n_rounds + 1
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
         report["n_rounds"] = n_rounds
         report["seconds"] = time.perf_counter() - t_start
         self._problem_ = problem
-        self._score_seed = root.spawn(1)[0]
-        self.n_sweeps_, self.n_burnin_, self.thin_ = int(chains[0].n_sweeps), n_burnin, thin
+        self._seed_root = root
+        # the child after the chains' (what root.spawn(1) gave after spawning them)
+        self._score_seed = np.random.SeedSequence(root.entropy,
+                                                  spawn_key=root.spawn_key + (len(chains),))
+        self._fingerprint = fingerprint
+        self._chains = None if runner.interrupted else chains
+        self.n_sweeps_ = int(max(chain.n_sweeps for chain in chains))
+        self.n_burnin_, self.thin_ = int(n_burnin), int(thin)
         self.state_samples_ = [chain.samples for chain in chains]
         self.snapshots_ = [chain.snapshots for chain in chains]
         self.trace_ = _stack_trace(chains)
         self.convergence_ = report
-        if not report["converged"]:
+        if runner.interrupted:
+            if not any(len(snaps) for snaps in self.snapshots_):
+                raise KeyboardInterrupt
+            kept = [c for c, snaps in enumerate(self.snapshots_) if len(snaps)]
+            self.state_samples_ = [self.state_samples_[c] for c in kept]
+            self.snapshots_ = [self.snapshots_[c] for c in kept]
+            done = ", ".join(str(chain.n_sweeps) for chain in chains)
+            warnings.warn(
+                f"fit was interrupted: the chains completed {done} sweeps; the model keeps the "
+                f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
+                f"{len(kept)} chains), unconverged.", UserWarning, stacklevel=3,
+            )
+        elif not report["converged"]:
             warnings.warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning,
                           stacklevel=3)
         # the number of states of the posterior pooled over chains; the
         # representative is the best kept sample (joint at the level of table
         # counts) among those with the most frequent number of states, so
         # neither depends on which chain happened to win
-        lj = np.array([count_log_joints(snaps, problem) for snaps in self.snapshots_])
-        ks = np.array([[s.n.shape[0] - 1 for s in snaps] for snaps in self.snapshots_])
-        self.n_states_posterior_ = np.bincount(ks.ravel()) / ks.size
+        flat = [(c, i, snap) for c, snaps in enumerate(self.snapshots_) for i, snap in enumerate(snaps)]
+        lj = count_log_joints([snap for _, _, snap in flat], problem)
+        ks = np.array([snap.n.shape[0] - 1 for _, _, snap in flat])
+        self.n_states_posterior_ = np.bincount(ks) / ks.size
         lj = np.where(ks == int(np.argmax(self.n_states_posterior_)), lj, -np.inf)
-        c, i = np.unravel_index(int(np.argmax(lj)), lj.shape)
+        c, i, _ = flat[int(np.argmax(lj))]
         self.representative_ = (int(c), int(i))
         self._set_point_summary(self.snapshots_[c][i])
+        if runner.interrupted:
+            raise KeyboardInterrupt
         return self
 
     def _initializer(self, problem):
@@ -515,11 +561,13 @@ class InfiniteHMM(BaseEstimator):
             out = np.empty((Y.shape[0], self.n_states_))
         else:
             out = np.empty(Y.shape[0], np.int64)
-        for s, L in zip(starts, lens):
-            if posterior:
-                _, out[s:s + L] = _messages.forward_backward(log_pi, log_A, log_B[s:s + L])
-            else:
-                _, out[s:s + L] = _messages.viterbi(log_pi, log_A, log_B[s:s + L])
+        with deferred_interrupts():
+            for s, L in zip(starts, lens):
+                check_interrupt()
+                if posterior:
+                    _, out[s:s + L] = _messages.forward_backward(log_pi, log_A, log_B[s:s + L])
+                else:
+                    _, out[s:s + L] = _messages.viterbi(log_pi, log_A, log_B[s:s + L])
         return out
 
     def predict(self, X, lengths=None, *, sequence_ids=None):
@@ -567,11 +615,13 @@ class InfiniteHMM(BaseEstimator):
         snaps = self._score_snapshots()
         rng = np.random.default_rng(self._score_seed)
         out = np.empty(len(starts))
-        for i, (s, L) in enumerate(zip(starts, lens)):
-            ll = snapshot_log_likelihoods(
-                self._problem_, snaps, Y[s:s + L], first[s:s + L], int(self.n_score_particles), rng,
-            )
-            out[i] = float(np.sum(logsumexp(ll, axis=0) - np.log(ll.shape[0])))
+        with deferred_interrupts():
+            for i, (s, L) in enumerate(zip(starts, lens)):
+                ll = snapshot_log_likelihoods(
+                    self._problem_, snaps, Y[s:s + L], first[s:s + L], int(self.n_score_particles),
+                    rng,
+                )
+                out[i] = float(np.sum(logsumexp(ll, axis=0) - np.log(ll.shape[0])))
         return out
 
     def score(self, X, y=None, lengths=None, *, sequence_ids=None):
@@ -695,16 +745,105 @@ class InfiniteHMM(BaseEstimator):
         return (states, where) if return_index else states
 
 
-def _first_round(sampler, problem, x0, seed, n_sweeps, n_skip, thin, verbose, chain_id):
+def _fingerprint(model, problem):
+    """What must not change for ``warm_start`` to continue the chains."""
+    import hashlib
+
+    digest = hashlib.sha1(problem.Y.tobytes())
+    for part in (problem.ends, problem.hyp, problem.priors, problem.resample,
+                 np.array(problem.conc0)):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    options = sorted((k, repr(v)) for k, v in problem.options.items())
+    return (digest.hexdigest(), model.sampler, model.n_chains, problem.fam, repr(options))
+
+
+def _first_round(sampler, problem, x0, seed, n_sweeps, n_skip, thin, verbose, chain_id,
+                 stop_path=None):
     """Start a chain and run its first round (one joblib task)."""
-    chain = start_chain(sampler, problem, x0, seed)
-    return advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose, chain_id)
+    chain = start_chain(sampler, problem, x0, seed, stop_path)
+    return advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose, chain_id,
+                         stop_path=stop_path)
 
 
 def _stack_trace(chains):
-    """Per-sweep traces of the chains as ``{key: (n_chains, n_sweeps)}`` arrays."""
-    return {k: np.stack([np.asarray(chain.trace[k], dtype=float) for chain in chains])
-            for k in chains[0].trace}
+    """Per-sweep traces of the chains as ``{key: (n_chains, n_sweeps)}`` arrays
+    (an interrupted chain's missing sweeps are ``nan``)."""
+    n = max(chain.n_sweeps for chain in chains)
+    keys = dict.fromkeys(k for chain in chains for k in chain.trace)
+    out = {}
+    for key in keys:
+        rows = np.full((len(chains), n), np.nan)
+        for c, chain in enumerate(chains):
+            values = chain.trace.get(key)
+            if values is not None:
+                rows[c, :len(values)] = values
+        out[key] = rows
+    return out
+
+
+class _ChainRunner:
+    """Runs one round of chain tasks, serially or with joblib, and survives Ctrl-C.
+
+    On a KeyboardInterrupt it sets ``interrupted`` and returns what it can:
+    run serially, the chains as they stand (an interrupted chain keeps its
+    whole sweeps, chains not yet reached are returned unadvanced); with
+    joblib, where the interrupt stops the whole round in the parent, the
+    chains of the previous round (``fallback``; none in the first round, and
+    the interrupt propagates).
+    """
+
+    def __init__(self, n_jobs, verbose):
+        self.n_jobs, self.verbose = n_jobs, verbose
+        self.interrupted = False
+
+    def __call__(self, tasks, fallback):
+        """``tasks``: ``(function, args)`` pairs, each returning a chain."""
+        from joblib import effective_n_jobs
+
+        if effective_n_jobs(self.n_jobs) == 1:
+            return self._serial(tasks)
+        # a Ctrl-C in a terminal reaches the workers too: each stops after its
+        # current sweep and returns its chain; here it is only recorded
+        try:
+            with deferred_interrupts(), stop_file() as stop_path:
+                try:
+                    chains = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+                        delayed(func)(*args, stop_path=stop_path) for func, args in tasks)
+                except Exception:
+                    # a worker hit by the interrupt before it ignored SIGINT dies
+                    # (TerminatedWorkerError): that is the interrupt, not an error
+                    if not os.path.exists(stop_path):
+                        raise
+                    raise KeyboardInterrupt from None
+                requested = take_interrupt()
+        except KeyboardInterrupt:
+            take_interrupt()
+            self.interrupted = True
+            if fallback is None:
+                raise
+            return fallback
+        self.interrupted = requested or any(chain.interrupted for chain in chains)
+        return chains
+
+    def _serial(self, tasks):
+        chains = []
+        for func, args in tasks:
+            if self.interrupted:
+                if func is advance_chain:
+                    chains.append(args[0])
+                continue
+            try:
+                chain = func(*args)
+            except KeyboardInterrupt:      # outside the sweeps: starting a chain
+                self.interrupted = True
+                if func is advance_chain:
+                    chains.append(args[0])
+                continue
+            self.interrupted = chain.interrupted
+            chains.append(chain)
+        if not chains:
+            raise KeyboardInterrupt
+        return chains
 
 
 def _round_seconds(chains, n_sweeps, n_jobs):

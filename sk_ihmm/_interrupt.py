@@ -1,0 +1,104 @@
+"""Ctrl-C that waits for a safe point.
+
+A KeyboardInterrupt raised while compiled (numba) code runs can surface
+inside numba's own calls back into Python and crash the interpreter (a
+segmentation fault, or a ``SystemError``). Inside :func:`deferred_interrupts`
+SIGINT only records the request; the drivers call :func:`check_interrupt`
+between kernel calls (after every sweep, between the snapshots of a score),
+which raises the KeyboardInterrupt there. Nested uses share one request flag.
+
+Chains run by joblib workers cannot see the parent's flag. During a
+parallel round the parent holds a *stop file* (:func:`stop_file`): its SIGINT
+handler creates the file, and the workers, which ignore SIGINT themselves
+(:func:`ignore_interrupts_in_worker`), stop after the sweep in which the file
+appears (:func:`check_interrupt` with its path).
+
+Signal handlers belong to the main thread; elsewhere (a threading backend)
+the context does nothing and interrupts behave as usual.
+"""
+
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from contextlib import contextmanager
+
+__all__ = ["deferred_interrupts", "check_interrupt", "take_interrupt", "stop_file",
+           "ignore_interrupts_in_worker"]
+
+_requested = False
+_stop_path = None
+
+
+def _record(signum, frame):
+    global _requested
+    _requested = True
+    if _stop_path is not None:
+        open(_stop_path, "w").close()
+
+
+@contextmanager
+def deferred_interrupts():
+    """Within the block SIGINT sets a flag that :func:`check_interrupt` raises.
+
+    A request still pending when the block ends (it arrived after the last
+    check) is raised on exit, unless an exception is already on its way.
+    """
+    global _requested
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN or previous is _record:
+        yield           # ignored by the parent process, or already deferred by an outer block
+        return
+    signal.signal(signal.SIGINT, _record)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if _requested:
+        _requested = False
+        raise KeyboardInterrupt
+
+
+def check_interrupt(stop_path=None):
+    """Raise the KeyboardInterrupt requested since the last check, if any
+    (also when the file ``stop_path`` exists)."""
+    global _requested
+    if _requested:
+        _requested = False
+        raise KeyboardInterrupt
+    if stop_path is not None and os.path.exists(stop_path):
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def stop_file():
+    """A path that a Ctrl-C in this process creates while the block runs
+    (inside :func:`deferred_interrupts`); removed afterwards."""
+    global _stop_path
+    folder = tempfile.mkdtemp(prefix="sk_ihmm_stop_")
+    previous, _stop_path = _stop_path, os.path.join(folder, "stop")
+    try:
+        yield _stop_path
+    finally:
+        _stop_path = previous
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def ignore_interrupts_in_worker():
+    """In a worker process (not the user's), ignore SIGINT: the parent asks
+    the chains to stop through the stop file instead."""
+    if (multiprocessing.parent_process() is not None
+            and threading.current_thread() is threading.main_thread()):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def take_interrupt():
+    """Whether an interrupt was requested since the last check (and clear it)."""
+    global _requested
+    requested, _requested = _requested, False
+    return requested

@@ -1,0 +1,100 @@
+"""Ctrl-C during fit, score and predict: a KeyboardInterrupt, never a crash.
+
+Each case runs a fit in a child process, in its own session like a terminal's
+foreground job, and sends SIGINT to the whole process group (parent and
+joblib workers) at a chosen moment: while the initial particle filter runs,
+during the sweeps (after the child has printed a sweep line), or while a
+held-out score runs. The child reports what it saw.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+CHILD = textwrap.dedent("""
+    import sys, warnings
+    import numpy as np
+    from sk_ihmm import InfiniteHMM
+    from sk_ihmm.datasets import make_gaussian_hmm
+    sampler, T, n_jobs, moment = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    X, _ = make_gaussian_hmm(T, 3, random_state=0)
+    model = InfiniteHMM(sampler=sampler, n_jobs=n_jobs, n_chains=2, n_burnin=5, n_samples=20,
+                        max_time=None, max_sweeps=10**7, verbose=2 if moment == "sweeps" else 0,
+                        random_state=0)
+    if moment == "score":
+        model.set_params(max_sweeps=1, verbose=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X[:300])
+    print("READY", flush=True)
+    try:
+        if moment == "score":
+            model.score(np.tile(X, (40, 1)))
+        else:
+            model.fit(X)
+        print("NO INTERRUPT", flush=True)
+    except KeyboardInterrupt:
+        print("INTERRUPTED", flush=True)
+    if hasattr(model, "state_samples_"):
+        kept = sum(len(s) for s in model.state_samples_)
+        print("KEPT", kept, flush=True)
+        if kept:
+            model.predict(X[:50])
+            print("SCORE", np.isfinite(model.score(X[:50])), flush=True)
+""")
+
+
+def _interrupt(sampler, moment, T=3000, n_jobs=1, delay=0.2):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, sampler, str(T), str(n_jobs), moment],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("READY") and moment != "sweeps":
+            break
+        if moment == "sweeps" and line.startswith("[chain"):
+            break
+    time.sleep(delay)
+    start = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    return proc.returncode, time.monotonic() - start, "".join(lines) + out
+
+
+@pytest.mark.parametrize("sampler", ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"])
+def test_interrupt_during_sweeps_keeps_the_samples(sampler):
+    rc, seconds, out = _interrupt(sampler, "sweeps")
+    assert rc == 0, out
+    assert "INTERRUPTED" in out and "fit was interrupted" in out, out
+    assert "SCORE True" in out, out
+    assert "Traceback" not in out and "SystemError" not in out, out
+    assert seconds < 10, out
+
+
+def test_interrupt_with_two_workers():
+    rc, seconds, out = _interrupt("rcd_blocked", "sweeps", n_jobs=2, delay=1.0)
+    assert rc == 0, out
+    assert "INTERRUPTED" in out and "SCORE True" in out, out
+    assert seconds < 20, out
+
+
+def test_interrupt_during_initialisation():
+    rc, _, out = _interrupt("pgas", "fit", T=100000, delay=0.3)
+    assert rc == 0, out      # no segmentation fault (rc -11) and no SystemError
+    assert "INTERRUPTED" in out and "Traceback" not in out, out
+
+
+def test_interrupt_during_score():
+    rc, _, out = _interrupt("rcd_gibbs", "score", delay=0.5)
+    assert rc == 0, out
+    assert "INTERRUPTED" in out and "SCORE True" in out, out
