@@ -301,7 +301,11 @@ def _all_samples(state_samples):
     return np.concatenate([np.asarray(s) for s in state_samples], axis=0)
 
 
-def posterior_similarity(state_samples, dtype=np.float32):
+#: posterior_similarity refuses matrices larger than this (bytes) and asks for ``steps``.
+PSM_MAX_BYTES = 4 * 2**30
+
+
+def posterior_similarity(state_samples, dtype=np.float32, steps=None):
     """Co-assignment matrix of the training time steps over all kept samples.
 
     Parameters
@@ -309,13 +313,30 @@ def posterior_similarity(state_samples, dtype=np.float32):
     state_samples : list of ndarray of shape (n_samples, n_timesteps)
         Kept state sequences, one array per chain.
     dtype : {numpy.float32, numpy.float64}, default=numpy.float32
+    steps : array-like of int or None, default=None
+        Time steps (rows and columns) to include; ``None``: all. A matrix
+        above 4 GiB raises a ValueError that says so: pass ``steps``.
 
     Returns
     -------
-    psm : ndarray of shape (n_timesteps, n_timesteps)
+    psm : ndarray of shape (n_steps, n_steps)
         See :func:`sk_ihmm.metrics.posterior_similarity_matrix`.
     """
-    return metrics.posterior_similarity_matrix(_all_samples(state_samples), dtype=dtype)
+    samples = _all_samples(state_samples)
+    if steps is not None:
+        steps = np.asarray(steps)
+        if steps.ndim != 1 or steps.dtype.kind not in "iu":
+            raise ValueError("steps must be a 1-D array of integer time steps.")
+        samples = samples[:, steps]
+    n = samples.shape[1]
+    size = n * n * np.dtype(dtype).itemsize
+    if size > PSM_MAX_BYTES:
+        raise ValueError(
+            f"The posterior similarity of {n} time steps is a {n} x {n} matrix of "
+            f"{size / 2**30:.1f} GiB. Pass steps= (a subset of the time steps), or use "
+            "point_estimate(), which works without the matrix for long sequences."
+        )
+    return metrics.posterior_similarity_matrix(samples, dtype=dtype)
 
 
 def point_estimate(state_samples, psm=None):

@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from . import _messages
 from . import _diagnostics
@@ -358,6 +358,13 @@ class InfiniteHMM(BaseEstimator):
             Y = family._check_X(X, None if reset else self._dim)
         else:
             Y = family._check_X(X)
+            largest = float(np.max(np.abs(Y))) if Y.size else 0.0
+            if largest > _MAX_ABS_VALUE:
+                raise ValueError(
+                    f"X has a value of magnitude {largest:.3g}; the Gaussian emissions work with "
+                    f"squares of the data, which overflow beyond {_MAX_ABS_VALUE:.0e}. Rescale "
+                    "the data (for example with sklearn.preprocessing.StandardScaler in a Pipeline)."
+                )
         Y = np.ascontiguousarray(Y, dtype=np.float64)
         starts, lens = _sequence_bounds(Y.shape[0], lengths, sequence_ids)
         first, last = _boundary_flags(Y.shape[0], starts, lens)
@@ -624,11 +631,29 @@ class InfiniteHMM(BaseEstimator):
                 out[i] = float(np.sum(logsumexp(ll, axis=0) - np.log(ll.shape[0])))
         return out
 
-    def score(self, X, y=None, lengths=None, *, sequence_ids=None):
+    def score(self, X, y=None, lengths=None, *, sequence_ids=None, sample_weight=None):
         """Total held-out log predictive likelihood (higher is better).
 
-        The sum of :meth:`score_sequences`.
+        The sum of :meth:`score_sequences`. ``y`` is ignored (scikit-learn's
+        ``score(X, y)``); pass ``lengths`` by keyword. A ``y`` that looks
+        like sequence lengths (fewer entries than rows of ``X``, summing to
+        them) raises a ValueError rather than being ignored.
+        ``sample_weight`` must be None: it is in the signature because a
+        ``Pipeline`` under metadata routing passes ``sample_weight=None`` to
+        its last step's ``score``.
         """
+        if sample_weight is not None:
+            raise ValueError("InfiniteHMM.score does not support sample_weight; it must be None.")
+        if y is not None and lengths is None:
+            y_arr = np.asarray(y)
+            n_rows = _num_samples(X)
+            if (y_arr.ndim == 1 and y_arr.dtype.kind in "iuf" and 0 < y_arr.shape[0] < n_rows
+                    and y_arr.sum() == n_rows):
+                raise ValueError(
+                    "score(X, y, lengths=None): the second argument is y, which is ignored; "
+                    f"{y_arr.tolist()[:5]}{'...' if y_arr.shape[0] > 5 else ''} looks like "
+                    "sequence lengths: pass score(X, lengths=...)."
+                )
         return float(np.sum(self.score_sequences(X, lengths, sequence_ids=sequence_ids)))
 
     def perplexity(self, X, lengths=None, *, sequence_ids=None):
@@ -651,6 +676,24 @@ class InfiniteHMM(BaseEstimator):
         summary = {k: getattr(self, k) for k in ("means_", "covars_", "emissionprob_") if hasattr(self, k)}
         X = self._family._draw_many(summary, states, rng)
         return X, states
+
+    def set_params(self, **params):
+        """Set parameters; ``emission__<name>`` also works with a string ``emission``.
+
+        A string emission is first replaced by its family with default
+        hyperparameters (``"gaussian"``: :class:`~sk_ihmm.emissions.Gaussian`),
+        so that ``GridSearchCV`` can tune ``emission__b0`` without building the
+        family by hand.
+        """
+        nested = [key for key in params if key.startswith("emission__")]
+        emission = params.get("emission", self.emission)
+        if nested and isinstance(emission, str):
+            family = make_emission(emission)
+            if "emission" in params:
+                params = {**params, "emission": family}
+            else:
+                super().set_params(emission=family)
+        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -702,23 +745,26 @@ class InfiniteHMM(BaseEstimator):
         attrs = {"sampler": str(self.sampler), "n_burnin": self.n_burnin_, "thin": self.thin_}
         return _diagnostics.trace_to_arviz(self.trace_, self.n_burnin_, self.thin_, attrs=attrs)
 
-    def posterior_similarity(self, dtype=np.float32):
+    def posterior_similarity(self, dtype=np.float32, steps=None):
         """Posterior co-assignment probabilities of the training time steps.
 
         Entry ``(s, t)`` is the fraction of kept samples (all chains) in which
         steps ``s`` and ``t`` of the training data share a state; it is
-        immune to label switching. Memory is ``n_timesteps**2`` floats.
+        immune to label switching. Memory is ``n_steps**2`` floats; above
+        4 GiB a ValueError asks for ``steps``.
 
         Parameters
         ----------
         dtype : {numpy.float32, numpy.float64}, default=numpy.float32
+        steps : array-like of int or None, default=None
+            Training time steps to include (``None``: all).
 
         Returns
         -------
-        psm : ndarray of shape (n_timesteps, n_timesteps)
+        psm : ndarray of shape (n_steps, n_steps)
         """
         check_is_fitted(self, "state_samples_")
-        return _diagnostics.posterior_similarity(self.state_samples_, dtype=dtype)
+        return _diagnostics.posterior_similarity(self.state_samples_, dtype=dtype, steps=steps)
 
     def point_estimate(self, return_index=False):
         """Label-switching-robust point estimate of the training state sequence.
@@ -860,6 +906,11 @@ def _round_seconds(chains, n_sweeps, n_jobs):
         per_sweep.append((sec[-1] - sec[0]) / (len(sec) - 1) if len(sec) > 1 else sec[-1])
     at_once = max(1, min(len(chains), effective_n_jobs(n_jobs)))
     return float(np.sum(per_sweep)) * n_sweeps / at_once
+
+
+#: Largest magnitude of a continuous observation: squares (sums of squares
+#: over up to 10^8 steps) must stay finite in a double.
+_MAX_ABS_VALUE = 1e140
 
 
 #: Most distinct values of an integer-coded column fitted as Gaussian without a warning.

@@ -677,6 +677,10 @@ class EmissionFamily(BaseEstimator):
         raise NotImplementedError
 
 
+#: Largest alphabet of :class:`Categorical` (every state stores a count per symbol).
+MAX_SYMBOLS = 2**20
+
+
 class Categorical(EmissionFamily):
     """Categorical emissions with a symmetric Dirichlet prior.
 
@@ -705,6 +709,8 @@ class Categorical(EmissionFamily):
             int(self.n_symbols) != self.n_symbols or self.n_symbols < 1
         ):
             raise ValueError(f"n_symbols must be a positive integer or None, got {self.n_symbols!r}.")
+        if self.n_symbols is not None and self.n_symbols > MAX_SYMBOLS:
+            raise ValueError(f"n_symbols must be at most {MAX_SYMBOLS}, got {self.n_symbols!r}.")
 
     def _check_X(self, X, n_symbols=None):
         X = np.asarray(X)
@@ -746,6 +752,13 @@ class Categorical(EmissionFamily):
         return (u >= cdf).sum(axis=1).astype(np.int64)[:, None]
 
     def _resolve_n_symbols(self, X):
+        if X.size and X.max() >= MAX_SYMBOLS:
+            raise ValueError(
+                f"Categorical symbol {int(X.max())} asks for an alphabet of {int(X.max()) + 1} "
+                f"symbols (at most {MAX_SYMBOLS} are supported: every state stores a count per "
+                "symbol). Code the symbols as 0..V-1, for example with "
+                "sklearn.preprocessing.OrdinalEncoder."
+            )
         if self.n_symbols is not None:
             if X.size and X.max() >= self.n_symbols:
                 raise ValueError(

@@ -147,7 +147,7 @@ def test_input_not_modified(gauss_data):
         ({}, np.array([[0.0], [np.nan], [1.0]]), {}, "NaN"),
         ({}, np.array([[0.0], [np.inf], [1.0]]), {}, "infinity"),
         ({"emission": Gaussian()}, np.zeros((4, 2)), {}, "shape"),
-        ({}, np.full((4, 1), 1e200) * [[1], [-1], [1], [-1]], {}, "too large"),
+        ({}, np.full((4, 1), 1e200) * [[1], [-1], [1], [-1]], {}, "Rescale"),
         ({"emission": MultivariateGaussian(mu0=[0, 0, 0])}, np.zeros((4, 2)), {}, "mu0"),
         ({}, np.zeros((5, 1)), {"lengths": [2, 2]}, "sum to 4"),
         ({}, np.zeros((5, 1)), {"lengths": [5, 0]}, "non-empty"),

@@ -265,3 +265,42 @@ def test_point_estimate_validation():
         point_estimate_states(samples, psm=np.eye(5))
     with pytest.raises(ValueError):
         posterior_similarity_matrix(samples + 0.5)
+
+
+def test_point_estimate_without_the_matrix_matches_the_matrix_route():
+    """Long sequences score candidates by contingency tables; same scores as the PSM."""
+    from sk_ihmm import metrics
+
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 4, size=300)
+    samples = np.array([np.where(rng.random(300) < 0.15, rng.integers(0, 6, size=300), base)
+                        for _ in range(25)])
+    psm = metrics.posterior_similarity_matrix(samples, dtype=np.float64)
+    cand = np.arange(25)
+    rows = np.arange(300)
+    via_psm = []
+    for z in samples:
+        one_hot = np.zeros((300, z.max() + 1))
+        one_hot[rows, z] = 1
+        via_psm.append(np.sum(np.bincount(z) ** 2.0) - 2 * np.sum(one_hot * (psm @ one_hot)))
+    np.testing.assert_allclose(metrics._binder_scores_by_contingency(samples, cand), via_psm,
+                               rtol=1e-10)
+    old = metrics.POINT_ESTIMATE_MATRIX_MAX_T
+    try:
+        metrics.POINT_ESTIMATE_MATRIX_MAX_T = 100
+        linear = metrics.point_estimate_states(samples, return_index=True)
+    finally:
+        metrics.POINT_ESTIMATE_MATRIX_MAX_T = old
+    matrix = metrics.point_estimate_states(samples, return_index=True)
+    assert linear[1] == matrix[1]
+    np.testing.assert_array_equal(linear[0], matrix[0])
+
+
+def test_posterior_similarity_refuses_huge_matrices():
+    from sk_ihmm import _diagnostics
+
+    samples = [np.zeros((2, 40000), np.uint8)]
+    with pytest.raises(ValueError, match="GiB. Pass steps="):
+        _diagnostics.posterior_similarity(samples)
+    psm = _diagnostics.posterior_similarity(samples, steps=np.arange(0, 40000, 1000))
+    assert psm.shape == (40, 40) and np.all(psm == 1)

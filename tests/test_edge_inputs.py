@@ -1,0 +1,100 @@
+"""Inputs at the edges get a clear error or the right answer, never a crash or a NaN."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sk_ihmm import Categorical, InfiniteHMM, MultivariateGaussian
+from sk_ihmm.datasets import make_gaussian_hmm
+
+FAST = dict(max_time=0, n_samples=3, n_burnin=3, n_chains=1, n_score_samples=2,
+            n_score_particles=20, random_state=0)
+X, _ = make_gaussian_hmm(200, 3, random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+@pytest.fixture(scope="module")
+def model():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return InfiniteHMM(**FAST).fit(X)
+
+
+def test_huge_held_out_value_is_an_error_not_nan(model):
+    bad = X[:20].copy()
+    bad[5] = 1e155
+    for method in (model.score, model.predict_proba, model.predict):
+        with pytest.raises(ValueError, match="magnitude 1e\\+155"):
+            method(bad)
+
+
+def test_huge_training_data_is_an_error():
+    with pytest.raises(ValueError, match="Rescale"):
+        InfiniteHMM(**FAST).fit(1e200 * (1 + X))
+
+
+def test_prior_mean_of_the_wrong_length_is_named():
+    with pytest.raises(ValueError, match="mu0 must be a float or have one entry per feature"):
+        InfiniteHMM(emission=MultivariateGaussian(mu0=[0, 0, 0]), **FAST).fit(np.hstack([X, X ** 2]))
+
+
+def test_huge_categorical_symbol_is_an_error():
+    Y = np.array([[0], [1], [10**9], [1]])
+    with pytest.raises(ValueError, match="OrdinalEncoder"):
+        InfiniteHMM(emission="categorical", **FAST).fit(Y)
+    with pytest.raises(ValueError, match="n_symbols must be at most"):
+        InfiniteHMM(emission=Categorical(n_symbols=10**9), **FAST).fit(Y[:2])
+
+
+def test_nested_emission_parameter_with_a_string_emission():
+    est = InfiniteHMM(**FAST).set_params(emission__b0=2.0)
+    assert est.emission.b0 == 2.0 and est.emission.name == "gaussian"
+    est = InfiniteHMM(**FAST).set_params(emission="categorical", emission__concentration=0.2)
+    assert est.emission.concentration == 0.2
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        InfiniteHMM(**FAST).set_params(emission__psi0=2.0)
+
+
+def test_score_with_positional_lengths_is_an_error(model):
+    with pytest.raises(ValueError, match="pass score\\(X, lengths=...\\)"):
+        model.score(X[:100], [50, 50])
+    by_keyword = model.score(X[:100], lengths=[50, 50])
+    assert by_keyword == pytest.approx(model.score_sequences(X[:100], [50, 50]).sum())
+    assert model.score(X[:100], lengths=[50, 50]) != model.score(X[:100])
+
+
+def test_lengths_are_used_the_same_way_by_every_method(model):
+    L = [60, 40]
+    per_seq = model.score_sequences(X[:100], L)
+    assert per_seq.shape == (2,)
+    assert np.exp(-per_seq.sum() / 100) == pytest.approx(model.perplexity(X[:100], L))
+    assert model.predict(X[:100], L).shape == (100,)
+    assert model.predict_proba(X[:100], L).shape[0] == 100
+
+
+def test_pipeline_grid_search_with_routed_sequence_ids():
+    """The README's use: a Pipeline ending in InfiniteHMM, GroupKFold on sequence_ids."""
+    Xs, _ = make_gaussian_hmm(240, n_states=3, random_state=2)
+    Xs = 1000 * Xs + 50
+    ids = np.repeat(np.arange(6), 40)
+    with sklearn.config_context(enable_metadata_routing=True):
+        hmm = InfiniteHMM(**FAST)
+        hmm.set_fit_request(sequence_ids=True).set_score_request(sequence_ids=True)
+        pipe = make_pipeline(StandardScaler(), hmm)
+        grid = GridSearchCV(pipe, {"infinitehmm__emission__b0": [0.05, 0.5]},
+                            cv=GroupKFold(n_splits=3), error_score="raise")
+        grid.fit(Xs, groups=ids, sequence_ids=ids)
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    assert np.all(np.isfinite(grid.cv_results_["split0_test_score"]))
