@@ -118,7 +118,7 @@ class Report:
 def _sweep_cost(model_kwargs, X, n_sweeps):
     """Fit ``n_sweeps`` sweeps (one chain); return CPU seconds per sweep of the second half."""
     m = InfiniteHMM(**{**model_kwargs, "n_chains": 1, "n_burnin": n_sweeps - 1, "n_samples": 1,
-                       "thin": 1}).fit(X)
+                       "thin": 1, "max_time": 0}).fit(X)
     secs = m.trace_["seconds"][0]
     h = n_sweeps // 2
     return (secs[-1] - secs[h - 1]) / (n_sweeps - h), float(secs[-1])
@@ -150,7 +150,8 @@ def budget_fit(model_kwargs, X, n_sweeps, n_chains=1, seed=0):
     n_burnin, n_samples, thin = schedule(n_sweeps)
     t0 = time.process_time()
     model = InfiniteHMM(**{**model_kwargs, "n_burnin": n_burnin, "n_samples": n_samples,
-                           "thin": thin, "n_chains": n_chains, "random_state": seed}).fit(X)
+                           "thin": thin, "n_chains": n_chains, "random_state": seed,
+                           "max_time": 0}).fit(X)
     fit_cpu = time.process_time() - t0
     return model, fit_cpu
 

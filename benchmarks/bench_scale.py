@@ -30,6 +30,11 @@ Two tables, printed and written to ``benchmarks/results/scale.txt``
    caps the n_jobs speed-up. ``os.cpu_count()`` and the load average are
    printed too.
 
+3. **End to end** (``--tables e2e``): ``InfiniteHMM(random_state=0,
+   max_time=60)`` at T = 200,000 and 10^6 (fresh process each): fit,
+   ``predict`` of the training data, ``point_estimate()``, ``score`` of 10^4
+   held-out steps, the pickle size and the peak RSS (target: under 4 GB).
+
 Usage::
 
     python benchmarks/bench_scale.py [--quick] [--samplers rcd_gibbs rcd_beam]
@@ -194,7 +199,7 @@ def table_parallel(args, out):
     from sk_ihmm.datasets import make_gaussian_hmm
 
     X, _ = make_gaussian_hmm(4000, 4, random_state=0)
-    base = dict(sampler="rcd_gibbs", emission="gaussian", n_chains=4, random_state=0)
+    base = dict(sampler="rcd_gibbs", emission="gaussian", n_chains=4, random_state=0, max_time=0)
     # pilot: CPU per sweep of one chain (second half of 200 sweeps)
     pilot = InfiniteHMM(**{**base, "n_chains": 1, "n_burnin": 199, "n_samples": 1}).fit(X)
     secs = pilot.trace_["seconds"][0]
@@ -240,10 +245,70 @@ def table_parallel(args, out):
         f"1.8 on 2 cores.")
 
 
+def e2e_child(T, n_test, max_time):
+    """One end-to-end run in this (fresh) process; prints a JSON line."""
+    import pickle
+    import warnings
+
+    from sk_ihmm import InfiniteHMM
+    from sk_ihmm.datasets import make_gaussian_hmm
+
+    X, _ = make_gaussian_hmm(T + n_test, 4, random_state=0)
+    X_train, X_test = X[:T], X[T:]
+    rec = {"T": T, "n_test": n_test}
+    t = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = InfiniteHMM(random_state=0, max_time=max_time).fit(X_train)
+    rec["fit_s"] = time.perf_counter() - t
+    rec["converged"] = bool(model.convergence_["converged"])
+    rec["sweeps"] = int(model.n_sweeps_)
+    rec["n_states"] = int(model.n_states_)
+    rec["warnings"] = sorted({type(w.message).__name__ for w in caught})
+    t = time.perf_counter()
+    model.predict(X_train)
+    rec["predict_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    model.point_estimate()
+    rec["point_estimate_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    rec["score_per_step"] = model.score(X_test) / n_test
+    rec["score_s"] = time.perf_counter() - t
+    rec["pickle_mb"] = len(pickle.dumps(model)) / 2**20
+    rec["peak_rss_mb"] = _proc_status_mb("VmHWM") or _maxrss_mb()
+    print("E2E " + json.dumps(rec), flush=True)
+
+
+def table_e2e(args, out):
+    """Defaults (except the time budget) end to end, each T in a fresh process."""
+    out(f"End to end: InfiniteHMM(random_state=0, max_time={args.e2e_max_time}) on 4-state Gaussian "
+        f"data, everything else at its default; predict on the training data, point_estimate(), "
+        f"score of {args.e2e_test} held-out steps, pickle size, peak RSS of the process (VmHWM)")
+    out()
+    head = (f"{'T':>9} {'fit s':>7} {'sweeps':>7} {'K':>3} {'conv':>5} {'predict s':>9} "
+            f"{'point est s':>11} {'score s':>8} {'pickle MB':>9} {'peak RSS MB':>11}")
+    out(head)
+    for T in args.e2e_T:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--e2e-child", str(T),
+                               str(args.e2e_test), str(args.e2e_max_time)],
+                              capture_output=True, text=True, cwd=ROOT)
+        line = [l for l in proc.stdout.splitlines() if l.startswith("E2E ")]
+        if not line:
+            out(f"{T:>9} failed: {proc.stderr.strip().splitlines()[-1:]}")
+            continue
+        r = json.loads(line[0][4:])
+        out(f"{T:>9} {r['fit_s']:>7.1f} {r['sweeps']:>7} {r['n_states']:>3} "
+            f"{str(r['converged']):>5} {r['predict_s']:>9.1f} {r['point_estimate_s']:>11.1f} "
+            f"{r['score_s']:>8.1f} {r['pickle_mb']:>9.1f} {r['peak_rss_mb']:>11.0f}")
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
         child(argv[1], int(argv[2]), float(argv[3]), int(argv[4]))
+        return
+    if argv and argv[0] == "--e2e-child":
+        e2e_child(int(argv[1]), int(argv[2]), float(argv[3]))
         return
     from sk_ihmm.samplers import SAMPLERS
 
@@ -260,7 +325,12 @@ def main(argv=None):
                     help="target CPU seconds of the n_jobs=1 fit (default 12; 3 with --quick)")
     ap.add_argument("--parallel-repeats", type=int, default=None,
                     help="rounds with reused workers (default 3; 1 with --quick)")
-    ap.add_argument("--tables", nargs="+", default=["T", "parallel"], choices=["T", "parallel"])
+    ap.add_argument("--tables", nargs="+", default=["T", "parallel", "e2e"],
+                    choices=["T", "parallel", "e2e"])
+    ap.add_argument("--e2e-T", type=int, nargs="+", default=None,
+                    help="T of the end-to-end runs (default 200,000 and 10^6; 20,000 with --quick)")
+    ap.add_argument("--e2e-test", type=int, default=10_000, help="held-out steps scored")
+    ap.add_argument("--e2e-max-time", type=float, default=60.0, help="fit's max_time")
     args = ap.parse_args(argv)
     command = "python benchmarks/bench_scale.py " + " ".join(shlex.quote(a) for a in argv)
     if args.samplers is None:
@@ -274,6 +344,8 @@ def main(argv=None):
         args.parallel_repeats = 1 if args.quick else 3
     if args.parallel_seconds is None:
         args.parallel_seconds = 3.0 if args.quick else 12.0
+    if args.e2e_T is None:
+        args.e2e_T = [20_000] if args.quick else [200_000, 10**6]
     lines = []
 
     def out(line=""):
@@ -286,6 +358,9 @@ def main(argv=None):
         out()
     if "parallel" in args.tables:
         table_parallel(args, out)
+        out()
+    if "e2e" in args.tables:
+        table_e2e(args, out)
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, "scale_quick.txt" if args.quick else "scale.txt")
     with open(path, "w") as fh:

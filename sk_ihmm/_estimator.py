@@ -677,6 +677,41 @@ class InfiniteHMM(BaseEstimator):
         X = self._family._draw_many(summary, states, rng)
         return X, states
 
+    def __getstate__(self):
+        """Pickle the kept labels compressed (zlib) and once: they are most of
+        a fitted model, and long sequences of few states compress well."""
+        import copy
+        import zlib
+
+        state = dict(super().__getstate__())     # may be the live __dict__
+        samples = state.get("state_samples_")
+        if samples is not None:
+            state["state_samples_"] = [
+                (a.dtype.str, a.shape, zlib.compress(np.ascontiguousarray(a).tobytes(), 1))
+                for a in samples
+            ]
+            if state.get("_chains") is not None:
+                chains = []
+                for chain in state["_chains"]:
+                    chain = copy.copy(chain)
+                    chain.samples = None     # the same arrays as state_samples_
+                    chains.append(chain)
+                state["_chains"] = chains
+        return state
+
+    def __setstate__(self, state):
+        import zlib
+
+        samples = state.get("state_samples_")
+        if samples is not None and samples and isinstance(samples[0], tuple):
+            state["state_samples_"] = [
+                np.frombuffer(zlib.decompress(blob), dtype=np.dtype(dtype)).reshape(shape).copy()
+                for dtype, shape, blob in samples
+            ]
+            for chain, labels in zip(state.get("_chains") or [], state["state_samples_"]):
+                chain.samples = labels
+        super().__setstate__(state)
+
     def set_params(self, **params):
         """Set parameters; ``emission__<name>`` also works with a string ``emission``.
 
