@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 
-def demo(sampler="rcd_gibbs", n_timesteps=2000, n_test=1000, n_burnin=300, n_samples=100,
+def demo(sampler="rcd_blocked", n_timesteps=2000, n_test=1000, n_burnin=300, n_samples=100,
          n_chains=2, n_jobs=2, random_state=0, max_time=30.0):
     import warnings
 
@@ -63,7 +63,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m sk_ihmm", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="fit the built-in 4-state Gaussian data")
-    d.add_argument("--sampler", default="rcd_gibbs")
+    d.add_argument("--sampler", default="rcd_blocked")
     d.add_argument("--n-timesteps", type=int, default=2000)
     d.add_argument("--n-burnin", type=int, default=300)
     d.add_argument("--n-samples", type=int, default=100)

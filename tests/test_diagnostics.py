@@ -25,7 +25,7 @@ def data():
 @pytest.fixture(scope="module")
 def model(data):
     X, _ = data
-    return InfiniteHMM(max_time=0, n_samples=300, n_burnin=100, n_chains=4, random_state=0).fit(X)
+    return InfiniteHMM(sampler="rcd_gibbs", max_time=0, n_samples=300, n_burnin=100, n_chains=4, random_state=0).fit(X)
 
 
 # --------------------------------------------------------------------------
@@ -52,7 +52,7 @@ def test_diagnostics_keys_and_values(model):
 
 def test_rhat_close_to_one_for_well_mixed_fit(model):
     table = model.diagnostics()
-    for name in ("n_states", "alpha", "gamma", "accept_rate"):
+    for name in ("n_states", "log_lik", "alpha", "gamma", "accept_rate"):
         assert table[name]["r_hat"] < 1.1, (name, table[name])
     assert table["log_joint"]["r_hat"] < 1.25
 
