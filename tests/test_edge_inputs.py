@@ -18,11 +18,7 @@ FAST = dict(max_time=0, n_samples=3, n_burnin=3, n_chains=1, n_score_samples=2,
 X, _ = make_gaussian_hmm(200, 3, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("no_convergence_warnings")
 
 
 @pytest.fixture(scope="module")

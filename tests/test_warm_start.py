@@ -13,11 +13,7 @@ from sk_ihmm.datasets import make_gaussian_hmm
 X, _ = make_gaussian_hmm(200, 3, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("no_convergence_warnings")
 
 
 @pytest.mark.parametrize("sampler", ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"])
