@@ -362,7 +362,8 @@ def main(argv=None):
     if "e2e" in args.tables:
         table_e2e(args, out)
     os.makedirs(RESULTS, exist_ok=True)
-    path = os.path.join(RESULTS, "scale_quick.txt" if args.quick else "scale.txt")
+    name = "scale_e2e" if args.tables == ["e2e"] else "scale"
+    path = os.path.join(RESULTS, f"{name}_quick.txt" if args.quick else f"{name}.txt")
     with open(path, "w") as fh:
         fh.write(f"# {command.strip()}\n" + "\n".join(lines) + "\n")
     print(f"[written to {os.path.relpath(path, ROOT)}]")

@@ -682,9 +682,11 @@ class InfiniteHMM(BaseEstimator):
         return X, states
 
     def __getstate__(self):
-        """Pickle the kept labels compressed (zlib) and once: they are most of
-        a fitted model, and long sequences of few states compress well."""
+        """Pickle the kept labels and the chains' states compressed (zlib):
+        they are most of a fitted model, and label sequences of few states
+        compress well."""
         import copy
+        import pickle
         import zlib
 
         state = dict(super().__getstate__())     # may be the live __dict__
@@ -700,12 +702,16 @@ class InfiniteHMM(BaseEstimator):
                     chain = copy.copy(chain)
                     chain.samples = None     # the same arrays as state_samples_
                     chains.append(chain)
-                state["_chains"] = chains
+                state["_chains"] = ("zlib", zlib.compress(pickle.dumps(chains, protocol=5), 1))
         return state
 
     def __setstate__(self, state):
+        import pickle
         import zlib
 
+        chains = state.get("_chains")
+        if isinstance(chains, tuple) and chains[0] == "zlib":
+            state["_chains"] = pickle.loads(zlib.decompress(chains[1]))
         samples = state.get("state_samples_")
         if samples is not None and samples and isinstance(samples[0], tuple):
             state["state_samples_"] = [
