@@ -15,6 +15,7 @@ import numpy as np
 from ._hcrp import count_log_joint, log_stirling_for
 from ._interrupt import check_interrupt, deferred_interrupts, ignore_interrupts_in_worker
 from ._labels import compact_labels
+from ._progress import ChainProgress
 from .emissions import log_marginal_sum, log_prior_predictive
 from .samplers import get_sampler
 
@@ -157,7 +158,7 @@ class Chain:
         self.interrupted = False
 
 
-def start_chain(sampler_name, problem, x0, seed, stop_path=None):
+def start_chain(sampler_name, problem, x0, seed, stop_path=None, progress_path=None):
     """A new :class:`Chain` from a :class:`numpy.random.SeedSequence`.
 
     Every random draw of the chain (its initial labels included) comes from
@@ -183,7 +184,7 @@ def label_dtype(n_labels):
 
 
 def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0, append=False,
-                  stop_path=None):
+                  stop_path=None, progress_path=None):
     """Run ``n_sweeps`` more sweeps of ``chain`` and keep some of them.
 
     Sweep ``s`` of this call (0-based) is kept when ``s >= n_skip`` and
@@ -192,7 +193,8 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
     traces are always appended. A KeyboardInterrupt ends the call after the
     last whole sweep and sets ``chain.interrupted``; so does the appearance
     of the file ``stop_path`` (how the parent process stops chains run by
-    joblib workers, which then ignore SIGINT). Returns ``chain``.
+    joblib workers, which then ignore SIGINT). ``progress_path``: a file the
+    chain reports its progress to (:mod:`sk_ihmm._progress`). Returns ``chain``.
     """
     if stop_path is not None:
         ignore_interrupts_in_worker()
@@ -209,7 +211,8 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
     try:
         with deferred_interrupts():
             _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, samples, snaps,
-                        base, t0, verbose, chain_id, chain.n_sweeps, stop_path)
+                        base, t0, verbose, chain_id, chain.n_sweeps, stop_path,
+                        None if progress_path is None else ChainProgress(progress_path, n_sweeps))
     except KeyboardInterrupt:
         chain.interrupted = True
     done = len(rec["seconds"])
@@ -235,7 +238,7 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
 
 
 def _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, samples, snaps,
-                base, t0, verbose, chain_id, n_before, stop_path):
+                base, t0, verbose, chain_id, n_before, stop_path, progress=None):
     """The sweep loop of :func:`advance_chain`; ``rec["seconds"]`` grows last
     in a sweep, so its length is the number of whole sweeps."""
     for sweep in range(n_sweeps):
@@ -257,6 +260,8 @@ def _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, sampl
             samples[len(snaps)] = labels
             snaps.append(snap)
         rec["seconds"].append(base + time.process_time() - t0)
+        if progress is not None:
+            progress.update(sweep + 1, rec["n_states"][-1], rec["seconds"][-1])
         if verbose > 1 and (sweep + 1) % max(1, n_sweeps // 10) == 0:
             print(f"[chain {chain_id}] sweep {n_before + sweep + 1}: "
                   f"K={rec['n_states'][-1]} log_joint={rec['log_joint'][-1]:.1f}")

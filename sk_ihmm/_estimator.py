@@ -270,6 +270,7 @@ class InfiniteHMM(BaseEstimator):
         "max_sweeps": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="left"), None],
         "warm_start": ["boolean"],
+        "progress": [StrOptions({"auto"}), "boolean"],
         "init": [StrOptions({"particle_filter", "random"})],
         "n_init_states": [Interval(Integral, 1, None, closed="left")],
         "n_init_particles": [Interval(Integral, 1, None, closed="left")],
@@ -303,6 +304,7 @@ class InfiniteHMM(BaseEstimator):
         max_sweeps=100_000,
         max_time=60.0,
         warm_start=False,
+        progress="auto",
         init="particle_filter",
         n_init_states=10,
         n_init_particles=100,
@@ -333,6 +335,7 @@ class InfiniteHMM(BaseEstimator):
         self.max_sweeps = max_sweeps
         self.max_time = max_time
         self.warm_start = warm_start
+        self.progress = progress
         self.init = init
         self.n_init_states = n_init_states
         self.n_init_particles = n_init_particles
@@ -468,24 +471,10 @@ class InfiniteHMM(BaseEstimator):
                                      self.n_burnin, self.thin, self.verbose, c))
                      for c, seed in enumerate(root.spawn(self.n_chains))]
         previous, self._chains = (self._chains if warm else None), None
-        runner = _ChainRunner(self.n_jobs, self.verbose)
-        chains = runner(tasks, previous)
-        report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
-        while not report["converged"] and not runner.interrupted:
-            n_done = chains[0].n_sweeps
-            round_thin = -(-n_done // self.n_samples)
-            n_next = round_thin * self.n_samples
-            if n_done + n_next > self.max_sweeps:
-                break
-            if self.max_time is not None:
-                elapsed = time.perf_counter() - t_start
-                if elapsed + _round_seconds(chains, n_next, self.n_jobs) > self.max_time:
-                    break
-            chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
-                             for c, chain in enumerate(chains)], chains)
-            if not runner.interrupted:
-                n_burnin, thin, n_rounds = n_done, round_thin, n_rounds + 1
-            report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
+        with _progress_display(self.progress, self.n_chains) as display:
+            runner = _ChainRunner(self.n_jobs, self.verbose, display)
+            chains, n_burnin, thin, n_rounds, report = self._run_rounds(
+                runner, tasks, previous, problem, n_burnin, thin, n_rounds, t_start)
         report["n_rounds"] = n_rounds
         report["seconds"] = time.perf_counter() - t_start
         self._problem_ = problem
@@ -531,6 +520,27 @@ class InfiniteHMM(BaseEstimator):
         if runner.interrupted:
             raise KeyboardInterrupt
         return self
+
+    def _run_rounds(self, runner, tasks, previous, problem, n_burnin, thin, n_rounds, t_start):
+        """The first round, then more while unconverged and within the budget."""
+        chains = runner(tasks, previous)
+        report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
+        while not report["converged"] and not runner.interrupted:
+            n_done = chains[0].n_sweeps
+            round_thin = -(-n_done // self.n_samples)
+            n_next = round_thin * self.n_samples
+            if n_done + n_next > self.max_sweeps:
+                break
+            if self.max_time is not None:
+                elapsed = time.perf_counter() - t_start
+                if elapsed + _round_seconds(chains, n_next, self.n_jobs) > self.max_time:
+                    break
+            chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
+                             for c, chain in enumerate(chains)], chains)
+            if not runner.interrupted:
+                n_burnin, thin, n_rounds = n_done, round_thin, n_rounds + 1
+            report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
+        return chains, n_burnin, thin, n_rounds, report
 
     def _initializer(self, problem):
         if self.init == "random":
@@ -836,6 +846,37 @@ class InfiniteHMM(BaseEstimator):
         return (states, where) if return_index else states
 
 
+class _NoDisplay:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _progress_display(progress, n_chains):
+    """A :class:`~sk_ihmm._progress.ProgressDisplay` in a temporary folder, or nothing."""
+    import contextlib
+    import shutil
+    import tempfile
+
+    from ._progress import ProgressDisplay, progress_wanted
+
+    if not progress_wanted(progress):
+        return _NoDisplay()
+
+    @contextlib.contextmanager
+    def display():
+        folder = tempfile.mkdtemp(prefix="sk_ihmm_progress_")
+        try:
+            with ProgressDisplay(folder, n_chains) as shown:
+                yield shown
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    return display()
+
+
 def _fingerprint(model, problem):
     """What must not change for ``warm_start`` to continue the chains."""
     import hashlib
@@ -849,11 +890,11 @@ def _fingerprint(model, problem):
 
 
 def _first_round(sampler, problem, x0, seed, n_sweeps, n_skip, thin, verbose, chain_id,
-                 stop_path=None):
+                 stop_path=None, progress_path=None):
     """Start a chain and run its first round (one joblib task)."""
     chain = start_chain(sampler, problem, x0, seed, stop_path)
     return advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose, chain_id,
-                         stop_path=stop_path)
+                         stop_path=stop_path, progress_path=progress_path)
 
 
 def _stack_trace(chains):
@@ -883,14 +924,21 @@ class _ChainRunner:
     the interrupt propagates).
     """
 
-    def __init__(self, n_jobs, verbose):
-        self.n_jobs, self.verbose = n_jobs, verbose
+    def __init__(self, n_jobs, verbose, display=None):
+        self.n_jobs, self.verbose, self.display = n_jobs, verbose, display
         self.interrupted = False
+        self.rounds = 0
+
+    def _progress(self, c):
+        return None if self.display is None else self.display.path(c)
 
     def __call__(self, tasks, fallback):
         """``tasks``: ``(function, args)`` pairs, each returning a chain."""
         from joblib import effective_n_jobs
 
+        self.rounds += 1
+        if self.display is not None:
+            self.display.new_round(self.rounds)
         if effective_n_jobs(self.n_jobs) == 1:
             return self._serial(tasks)
         # a Ctrl-C in a terminal reaches the workers too: each stops after its
@@ -899,7 +947,8 @@ class _ChainRunner:
             with deferred_interrupts(), stop_file() as stop_path:
                 try:
                     chains = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
-                        delayed(func)(*args, stop_path=stop_path) for func, args in tasks)
+                        delayed(func)(*args, stop_path=stop_path, progress_path=self._progress(c))
+                        for c, (func, args) in enumerate(tasks))
                 except Exception:
                     # a worker hit by the interrupt before it ignored SIGINT dies
                     # (TerminatedWorkerError): that is the interrupt, not an error
@@ -918,13 +967,13 @@ class _ChainRunner:
 
     def _serial(self, tasks):
         chains = []
-        for func, args in tasks:
+        for c, (func, args) in enumerate(tasks):
             if self.interrupted:
                 if func is advance_chain:
                     chains.append(args[0])
                 continue
             try:
-                chain = func(*args)
+                chain = func(*args, progress_path=self._progress(c))
             except KeyboardInterrupt:      # outside the sweeps: starting a chain
                 self.interrupted = True
                 if func is advance_chain:

@@ -1,0 +1,124 @@
+"""A one-line progress display of the chains of a fit, also across processes.
+
+Each chain, wherever it runs (this process or a joblib worker), writes its
+state to a small file of its own at most once a second
+(:class:`ChainProgress`); a thread of the fitting process reads the files
+and redraws one line on ``stderr`` every second (:class:`ProgressDisplay`):
+per chain the sweeps done in the current round, sweeps per second and the
+current number of states, and the time left in the round. Files are used
+because joblib workers cannot call back into the parent while they run.
+
+The display is on by default (``progress="auto"``) when ``stderr`` is a
+terminal or the code runs in a Jupyter kernel, and off otherwise (scripts
+with redirected output, tests).
+"""
+
+import os
+import sys
+import threading
+import time
+
+__all__ = ["ChainProgress", "ProgressDisplay", "progress_wanted"]
+
+#: Seconds between two writes of a chain's file and two redraws of the line.
+INTERVAL = 1.0
+
+
+def progress_wanted(progress):
+    """Resolve ``progress`` (``"auto"``, True or False) to a bool."""
+    if progress == "auto":
+        return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+    return bool(progress)
+
+
+class ChainProgress:
+    """What one chain reports in its file: ``done total n_states seconds``,
+    the sweeps done in this round and the wall seconds they took."""
+
+    def __init__(self, path, total):
+        self.path, self.total = path, int(total)
+        self.start = time.monotonic()
+        self.next_write = self.start + INTERVAL / 4
+
+    def update(self, done, n_states, seconds=None, force=False):
+        now = time.monotonic()
+        if not force and now < self.next_write and done < self.total:
+            return
+        self.next_write = now + INTERVAL / 2
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as fh:
+            fh.write(f"{done} {self.total} {n_states} {now - self.start:.3f}")
+        os.replace(tmp, self.path)      # readers never see half a line
+
+
+def _read(path):
+    try:
+        with open(path) as fh:
+            done, total, k, seconds = fh.read().split()
+        return int(done), int(total), int(k), float(seconds)
+    except (OSError, ValueError):
+        return None
+
+
+class ProgressDisplay:
+    """Redraws the progress line of ``n_chains`` chains from their files in ``folder``.
+
+    Use as a context manager around the rounds; :meth:`path` names a
+    chain's file; :meth:`new_round` resets the rates.
+    """
+
+    def __init__(self, folder, n_chains, stream=None):
+        self.folder, self.n_chains = folder, n_chains
+        self.stream = sys.stderr if stream is None else stream
+        self.round = 1
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._width = 0
+
+    def path(self, chain_id):
+        return os.path.join(self.folder, f"chain_{chain_id}")
+
+    def new_round(self, round_number):
+        self.round = round_number
+        for c in range(self.n_chains):
+            try:
+                os.remove(self.path(c))
+            except OSError:
+                pass
+
+    def line(self):
+        """The current text of the display."""
+        parts, left = [], 0.0
+        for c in range(self.n_chains):
+            rec = _read(self.path(c))
+            if rec is None:
+                parts.append(f"{c}: waiting")
+                continue
+            done, total, k, seconds = rec
+            rate = done / seconds if seconds > 0 else 0.0
+            if rate > 0:
+                left = max(left, (total - done) / rate)
+            parts.append(f"{c}: {done}/{total} {rate:.0f}/s K={k}")
+        eta = f", ~{left:.0f} s left in the round" if left else ""
+        return f"[sk_ihmm] round {self.round}{eta} | " + " | ".join(parts)
+
+    def _draw(self, final=False):
+        text = self.line()
+        pad = max(0, self._width - len(text))
+        self._width = len(text)
+        self.stream.write("\r" + text + " " * pad + ("\n" if final else ""))
+        self.stream.flush()
+
+    def _run(self):
+        while not self._stop.wait(INTERVAL):
+            self._draw()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._draw(final=True)
+        return False

@@ -1,0 +1,41 @@
+"""The progress display: one line per second on stderr, also from joblib workers."""
+
+import io
+
+import numpy as np
+import pytest
+
+from sk_ihmm import InfiniteHMM
+from sk_ihmm._progress import ChainProgress, ProgressDisplay, progress_wanted
+from sk_ihmm.datasets import make_gaussian_hmm
+
+pytestmark = pytest.mark.usefixtures("no_convergence_warnings")
+X, _ = make_gaussian_hmm(150, 3, random_state=0)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fit_shows_every_chain(capsys, n_jobs):
+    InfiniteHMM(progress=True, n_jobs=n_jobs, n_chains=2, n_burnin=5, n_samples=10, max_time=0,
+                random_state=0).fit(X)
+    err = capsys.readouterr().err
+    last = err.rstrip("\n").split("\r")[-1]
+    assert last.startswith("[sk_ihmm] round 1")
+    assert "0: 15/15" in last and "1: 15/15" in last and "K=" in last, err
+
+
+def test_silent_when_not_interactive(capsys):
+    assert progress_wanted("auto") is False       # pytest captures stderr: not a terminal
+    InfiniteHMM(n_chains=1, n_burnin=2, n_samples=2, max_time=0, random_state=0).fit(X)
+    assert "[sk_ihmm]" not in capsys.readouterr().err
+
+
+def test_display_reads_rates_and_time_left(tmp_path):
+    shown = ProgressDisplay(str(tmp_path), 2, stream=io.StringIO())
+    shown.new_round(3)
+    (tmp_path / "chain_0").write_text("50 200 4 0.5")
+    line = shown.line()
+    assert line.startswith("[sk_ihmm] round 3, ~2 s left in the round")
+    assert "0: 50/200 100/s K=4" in line and "1: waiting" in line
+    report = ChainProgress(str(tmp_path / "chain_1"), 10)
+    report.update(10, 7)               # the last sweep is always written
+    assert "1: 10/10" in shown.line() and np.isfinite(float((tmp_path / "chain_1").read_text().split()[3]))
