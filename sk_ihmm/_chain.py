@@ -201,8 +201,7 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
     sampler = get_sampler(chain.sampler_name)
     state, rng = chain.state, chain.rng
     T = problem.Y.shape[0]
-    n_keep = max(0, (n_sweeps - n_skip) // thin)
-    samples = np.empty((n_keep, T), np.int32)
+    samples = []        # kept labels, each in the smallest dtype that holds it
     snaps = []
     rec = {"n_states": [], "log_joint": [], "log_lik": [], "alpha": [], "gamma": [],
            "kappa": [], "seconds": []}
@@ -229,10 +228,11 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
     # an interrupted round adds its kept samples to those of the round before
     # (both after burn-in) instead of replacing them with fewer
     if (append or chain.interrupted) and chain.samples is not None:
-        samples = np.concatenate([chain.samples.astype(np.int32), samples])
+        samples = list(chain.samples) + samples
         snaps = chain.snapshots + snaps
-    n_labels = int(samples.max()) + 1 if samples.size else 1
-    chain.samples = samples.astype(label_dtype(n_labels))
+    dtype = max((a.dtype for a in samples), key=lambda d: d.itemsize, default=np.dtype(np.uint8))
+    chain.samples = (np.stack(samples).astype(dtype, copy=False) if samples
+                     else np.empty((0, T), np.uint8))
     chain.snapshots = snaps
     return chain
 
@@ -257,7 +257,7 @@ def _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, sampl
             rec.setdefault(key, [math.nan] * sweep).append(float(val))
         if sweep >= n_skip and (sweep - n_skip + 1) % thin == 0:
             labels, snap = make_snapshot(state)
-            samples[len(snaps)] = labels
+            samples.append(labels.astype(label_dtype(int(labels.max()) + 1)))
             snaps.append(snap)
         rec["seconds"].append(base + time.process_time() - t0)
         if progress is not None:
