@@ -373,11 +373,23 @@ def _binder_scores_by_contingency(samples, candidates):
     contingency table of the candidate ``z`` and sample ``z_s``, so the score
     ``sum_k n_k**2 - 2 sum_k 1_k' P 1_k`` costs ``O(S T)`` per candidate.
     """
-    compact = [np.unique(row, return_inverse=True)[1].astype(np.int64) for row in samples]
-    n_labels = [int(c.max()) + 1 for c in compact]
+    compact, n_labels = [], []
+    for row in samples:
+        # labels 0..K-1 all in use (as the estimator stores them) are kept;
+        # others are recoded; either way in the smallest dtype (a 10^6-step,
+        # 400-sample set would take 3.2 GB as int64)
+        counts = np.bincount(row) if row.min() >= 0 else np.zeros(0)
+        if counts.size and np.all(counts > 0):
+            codes = row
+        else:
+            codes = np.unique(row, return_inverse=True)[1]
+        k = int(codes.max()) + 1
+        dtype = np.uint8 if k <= 256 else np.uint16 if k <= 65536 else np.int64
+        compact.append(codes.astype(dtype, copy=False))
+        n_labels.append(k)
     scores = np.empty(len(candidates))
     for i, c in enumerate(candidates):
-        z, kz = compact[c], n_labels[c]
+        z, kz = compact[c].astype(np.int64), n_labels[c]
         sizes = np.bincount(z, minlength=kz).astype(np.float64)
         agreement = 0.0
         for zs, ks in zip(compact, n_labels):
