@@ -475,6 +475,8 @@ class InfiniteHMM(BaseEstimator):
             runner = _ChainRunner(self.n_jobs, self.verbose, display)
             chains, n_burnin, thin, n_rounds, report = self._run_rounds(
                 runner, tasks, previous, problem, n_burnin, thin, n_rounds, t_start)
+        if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
+            raise KeyboardInterrupt         # nothing kept yet: the model stays as it was
         report["n_rounds"] = n_rounds
         report["seconds"] = time.perf_counter() - t_start
         self._problem_ = problem
@@ -491,8 +493,6 @@ class InfiniteHMM(BaseEstimator):
         self.trace_ = _stack_trace(chains)
         self.convergence_ = report
         if runner.interrupted:
-            if not any(len(snaps) for snaps in self.snapshots_):
-                raise KeyboardInterrupt
             kept = [c for c, snaps in enumerate(self.snapshots_) if len(snaps)]
             self.state_samples_ = [self.state_samples_[c] for c in kept]
             self.snapshots_ = [self.snapshots_[c] for c in kept]
