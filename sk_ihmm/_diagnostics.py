@@ -244,8 +244,9 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
         + "; ".join(parts)
         + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}). The chains end "
         f"with {last_k} states. Treat n_states_ and the point summaries with care: raise "
-        "max_time or max_sweeps, or try another sampler (rcd_blocked mixes fastest on long "
-        "dwell times); model.diagnostics() and model.convergence_ have the details."
+        "max_time or max_sweeps (or continue with warm_start=True), run the chains in "
+        "parallel with n_jobs, or try another sampler; model.diagnostics(), "
+        "model.n_states_posterior_ and model.convergence_ have the details."
     )
 
 
