@@ -1,11 +1,9 @@
 """warm_start continues every chain (state and generator) and appends its samples."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
 
 from sk_ihmm import InfiniteHMM
 from sk_ihmm.datasets import make_gaussian_hmm
