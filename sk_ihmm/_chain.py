@@ -44,7 +44,7 @@ _UNIT_PRIORS = ((1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
 
 
 def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UNIT_PRIORS,
-                 resample=(True, True, False), options=None):
+                 resample=(True, True, False), options=None, emission_prior=None):
     """Build a :class:`Problem` from validated observations.
 
     Parameters
@@ -59,6 +59,9 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     conc0, priors, resample, options
         Starting ``(alpha, gamma, kappa)``, their Gamma (shape, rate) priors,
         which of them to resample, and the sampler options.
+    emission_prior : dict or None
+        The family's :meth:`~sk_ihmm.emissions.EmissionFamily.resolve_prior`
+        on ``Y``, if already computed (``None``: resolved here).
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     T = Y.shape[0]
@@ -67,7 +70,8 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     first[np.concatenate([[0], ends[:-1]])] = True
     last = np.zeros(T, bool)
     last[ends - 1] = True
-    hyp = family._hyp(dim, Y)     # data-scaled defaults resolved on all training sequences
+    # data-scaled defaults resolved on all training sequences
+    hyp = family._hyp(dim, Y, emission_prior)
     return Problem(
         Y=Y, seq_first=first, seq_last=last, starts=np.flatnonzero(first).astype(np.int64),
         ends=ends.astype(np.int64), emission=family, fam=family.code,
@@ -141,9 +145,9 @@ class Chain:
     n_sweeps : int
         Sweeps run so far.
     interrupted : bool
-        A KeyboardInterrupt stopped the chain inside a sweep: its records
-        are complete up to the last whole sweep, but its sampler state may be
-        part-way through a sweep, so it cannot be continued.
+        A KeyboardInterrupt (or the stop file) ended the chain's last round
+        early, after a whole sweep; the estimator does not continue such
+        chains with ``warm_start``.
     """
 
     def __init__(self, sampler_name, state, rng):
@@ -261,11 +265,20 @@ def _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, sampl
             snaps.append(snap)
         rec["seconds"].append(base + time.process_time() - t0)
         if progress is not None:
-            progress.update(sweep + 1, rec["n_states"][-1], rec["seconds"][-1])
+            progress.update(sweep + 1, rec["n_states"][-1])
         if verbose > 1 and (sweep + 1) % max(1, n_sweeps // 10) == 0:
             print(f"[chain {chain_id}] sweep {n_before + sweep + 1}: "
                   f"K={rec['n_states'][-1]} log_joint={rec['log_joint'][-1]:.1f}")
     check_interrupt(stop_path)
+
+
+def first_round(sampler_name, problem, x0, seed, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
+                stop_path=None, progress_path=None):
+    """Start a chain (:func:`start_chain`) and run its first round
+    (:func:`advance_chain`): one joblib task of the estimator."""
+    chain = start_chain(sampler_name, problem, x0, seed, stop_path)
+    return advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose, chain_id,
+                         stop_path=stop_path, progress_path=progress_path)
 
 
 def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbose=0, chain_id=0):
@@ -275,8 +288,8 @@ def run_chain(sampler_name, problem, x0, n_burnin, n_samples, thin, seed, verbos
     the chain comes from the one Generator made from it, so the result does
     not depend on which worker runs the chain.
     """
-    chain = start_chain(sampler_name, problem, x0, seed)
-    advance_chain(chain, problem, n_burnin + n_samples * thin, n_burnin, thin, verbose, chain_id)
+    chain = first_round(sampler_name, problem, x0, seed, n_burnin + n_samples * thin, n_burnin,
+                        thin, verbose, chain_id)
     return {
         "samples": chain.samples,
         "snapshots": chain.snapshots,

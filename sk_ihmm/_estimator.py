@@ -23,7 +23,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from . import _messages
 from . import _diagnostics
-from ._chain import advance_chain, count_log_joints, make_problem, start_chain
+from ._chain import advance_chain, count_log_joints, first_round, make_problem
 from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
@@ -377,7 +377,7 @@ class InfiniteHMM(BaseEstimator):
         first, last = _boundary_flags(Y.shape[0], starts, lens)
         return family, Y, starts, lens, first, last
 
-    def _problem(self, family, Y, lens, dim):
+    def _problem(self, family, Y, lens, dim, emission_prior):
         resample = bool(self.resample_hyperparameters)
         kappa_prior = (1.0, 1.0) if self.kappa_prior is None else _prior_pair(self.kappa_prior, "kappa_prior")
         priors = (
@@ -395,7 +395,7 @@ class InfiniteHMM(BaseEstimator):
         return make_problem(
             family, Y, dim, lens, conc0=(self.alpha, self.gamma, self.kappa), priors=priors,
             resample=(resample, resample, resample and self.kappa_prior is not None),
-            options=options,
+            options=options, emission_prior=emission_prior,
         )
 
     # -------------------------------------------------------------------- fit
@@ -441,13 +441,12 @@ class InfiniteHMM(BaseEstimator):
             )
         make_emission(self.emission)._validate_params()
         family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
-        family._validate_params()
         self._family = family
         _warn_integer_codes(family, Y)
         dim = family._dim(Y) if family.name != "categorical" else family._resolve_n_symbols(Y)
         self._dim = dim
         self.emission_prior_ = family.resolve_prior(Y, dim)
-        problem = self._problem(family, Y, lens, dim)
+        problem = self._problem(family, Y, lens, dim, self.emission_prior_)
         fingerprint = _fingerprint(self, problem)
         warm = (self.warm_start and getattr(self, "_chains", None) is not None
                 and getattr(self, "_fingerprint", None) == fingerprint)
@@ -466,7 +465,7 @@ class InfiniteHMM(BaseEstimator):
             root = _seed_sequence(self.random_state)
             x0 = self._initializer(problem)
             n_burnin, thin, n_rounds = int(self.n_burnin), int(self.thin), 1
-            tasks = [(_first_round, (self.sampler, problem, x0, seed,
+            tasks = [(first_round, (self.sampler, problem, x0, seed,
                                      self.n_burnin + self.n_samples * self.thin,
                                      self.n_burnin, self.thin, self.verbose, c))
                      for c, seed in enumerate(root.spawn(self.n_chains))]
@@ -846,14 +845,6 @@ class InfiniteHMM(BaseEstimator):
         return (states, where) if return_index else states
 
 
-class _NoDisplay:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-
-
 def _progress_display(progress, n_chains):
     """A :class:`~sk_ihmm._progress.ProgressDisplay` in a temporary folder, or nothing."""
     import contextlib
@@ -863,7 +854,7 @@ def _progress_display(progress, n_chains):
     from ._progress import ProgressDisplay, progress_wanted
 
     if not progress_wanted(progress):
-        return _NoDisplay()
+        return contextlib.nullcontext()
 
     @contextlib.contextmanager
     def display():
@@ -887,14 +878,6 @@ def _fingerprint(model, problem):
         digest.update(np.ascontiguousarray(part).tobytes())
     options = sorted((k, repr(v)) for k, v in problem.options.items())
     return (digest.hexdigest(), model.sampler, model.n_chains, problem.fam, repr(options))
-
-
-def _first_round(sampler, problem, x0, seed, n_sweeps, n_skip, thin, verbose, chain_id,
-                 stop_path=None, progress_path=None):
-    """Start a chain and run its first round (one joblib task)."""
-    chain = start_chain(sampler, problem, x0, seed, stop_path)
-    return advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose, chain_id,
-                         stop_path=stop_path, progress_path=progress_path)
 
 
 def _stack_trace(chains):

@@ -40,9 +40,9 @@ class ChainProgress:
         self.start = time.monotonic()
         self.next_write = self.start + INTERVAL / 4
 
-    def update(self, done, n_states, seconds=None, force=False):
+    def update(self, done, n_states):
         now = time.monotonic()
-        if not force and now < self.next_write and done < self.total:
+        if now < self.next_write and done < self.total:     # the last sweep is always written
             return
         self.next_write = now + INTERVAL / 2
         tmp = self.path + ".tmp"

@@ -640,8 +640,9 @@ class EmissionFamily(BaseEstimator):
         """
         raise NotImplementedError
 
-    def _hyp(self, n_features, X=None):
-        """Flat float64 array of hyperparameters for the kernels."""
+    def _hyp(self, n_features, X=None, prior=None):
+        """Flat float64 array of hyperparameters for the kernels, from
+        ``prior`` (a :meth:`resolve_prior` result) or resolved on ``X``."""
         raise NotImplementedError
 
     def _n_stats(self, n_features):
@@ -774,7 +775,7 @@ class Categorical(EmissionFamily):
             n_features = self._resolve_n_symbols(np.asarray(X))
         return {"concentration": float(self.concentration), "n_symbols": int(n_features)}
 
-    def _hyp(self, n_symbols, X=None):
+    def _hyp(self, n_symbols, X=None, prior=None):
         return np.array([float(self.concentration), float(n_symbols)])
 
     def _n_stats(self, n_symbols):
@@ -931,8 +932,8 @@ class Gaussian(EmissionFamily):
         prior["mu0"], prior["b0"] = float(prior["mu0"]), float(prior["b0"])
         return prior
 
-    def _hyp(self, n_features, X=None):
-        p = self.resolve_prior(X)
+    def _hyp(self, n_features, X=None, prior=None):
+        p = self.resolve_prior(X) if prior is None else prior
         return np.array([p["mu0"], p["lambda0"], p["a0"], p["b0"]], dtype=np.float64)
 
     def _n_stats(self, n_features):
@@ -1073,8 +1074,8 @@ class MultivariateGaussian(EmissionFamily):
         return {"mu0": np.array(mu0, dtype=float), "kappa0": float(self.kappa0), "nu0": nu0,
                 "psi0": psi0}
 
-    def _hyp(self, d, X=None):
-        p = self.resolve_prior(X, d)
+    def _hyp(self, d, X=None, prior=None):
+        p = self.resolve_prior(X, d) if prior is None else prior
         return np.concatenate([[d, p["kappa0"], p["nu0"]], p["mu0"], p["psi0"].ravel()]).astype(np.float64)
 
     def _n_stats(self, d):
