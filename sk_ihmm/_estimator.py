@@ -470,10 +470,13 @@ class InfiniteHMM(BaseEstimator):
                                      self.n_burnin, self.thin, self.verbose, c))
                      for c, seed in enumerate(root.spawn(self.n_chains))]
         previous, self._chains = (self._chains if warm else None), None
-        with _progress_display(self.progress, self.n_chains) as display:
+        # a Ctrl-C between rounds (in this Python code, not in a chain) is
+        # deferred too and ends the rounds like one inside them
+        with _progress_display(self.progress, self.n_chains) as display, deferred_interrupts():
             runner = _ChainRunner(self.n_jobs, self.verbose, display)
             chains, n_burnin, thin, n_rounds, report = self._run_rounds(
                 runner, tasks, previous, problem, n_burnin, thin, n_rounds, t_start)
+            runner.interrupted |= take_interrupt()
         if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
             raise KeyboardInterrupt         # nothing kept yet: the model stays as it was
         report["n_rounds"] = n_rounds
@@ -524,7 +527,10 @@ class InfiniteHMM(BaseEstimator):
         """The first round, then more while unconverged and within the budget."""
         chains = runner(tasks, previous)
         report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
-        while not report["converged"] and not runner.interrupted:
+        while not report["converged"]:
+            if runner.interrupted or take_interrupt():
+                runner.interrupted = True
+                break
             n_done = chains[0].n_sweeps
             round_thin = -(-n_done // self.n_samples)
             n_next = round_thin * self.n_samples
