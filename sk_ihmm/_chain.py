@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ._compile_clock import compile_clock
 from ._hcrp import count_log_joint, log_stirling_for
 from ._interrupt import check_interrupt, deferred_interrupts, ignore_interrupts_in_worker
 from ._labels import compact_labels
@@ -159,6 +160,7 @@ class Chain:
         self.snapshots = []
         self.n_sweeps = 0
         self.cpu_seconds = 0.0
+        self.compile_seconds = 0.0     # wall time compiling kernels while running this chain
         self.interrupted = False
 
 
@@ -173,10 +175,12 @@ def start_chain(sampler_name, problem, x0, seed, stop_path=None, progress_path=N
         ignore_interrupts_in_worker()
     rng = np.random.default_rng(seed)
     sampler = get_sampler(sampler_name)
-    with deferred_interrupts():
+    with deferred_interrupts(), compile_clock() as clock:
         x_init = x0(rng) if callable(x0) else x0
         check_interrupt(stop_path)
-        return Chain(sampler_name, sampler.init(problem, x_init, rng), rng)
+        chain = Chain(sampler_name, sampler.init(problem, x_init, rng), rng)
+    chain.compile_seconds = clock.seconds
+    return chain
 
 
 def label_dtype(n_labels):
@@ -211,13 +215,16 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
            "kappa": [], "seconds": []}
     t0 = time.process_time()
     base = chain.cpu_seconds
+    clock = compile_clock()
     try:
-        with deferred_interrupts():
+        with deferred_interrupts(), clock:
             _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, samples, snaps,
                         base, t0, verbose, chain_id, chain.n_sweeps, stop_path,
                         None if progress_path is None else ChainProgress(progress_path, n_sweeps))
     except KeyboardInterrupt:
         chain.interrupted = True
+    # pickled by an older version: no compile time recorded
+    chain.compile_seconds = getattr(chain, "compile_seconds", 0.0) + clock.seconds
     done = len(rec["seconds"])
     # records of whole sweeps only
     for key, values in rec.items():

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 from . import _messages
 from . import _diagnostics
 from ._chain import advance_chain, count_log_joints, first_round, make_problem
+from ._compile_clock import compile_clock
 from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
@@ -153,8 +154,10 @@ class InfiniteHMM(BaseEstimator):
     max_time : float or None, default=60.0
         Budget mode's limit in wall-clock seconds: no new round starts when
         its expected end (from the time of the rounds so far) is past
-        ``max_time`` seconds after the start of ``fit``. ``None``: no limit
-        in time. A fit that stops on time, not on convergence, depends on
+        ``max_time`` seconds after the start of ``fit``, not counting the
+        time numba spends compiling kernels (tens of seconds in the first
+        fit after installing; ``convergence_["compile_seconds"]``). ``None``:
+        no limit in time. A fit that stops on time, not on convergence, depends on
         the machine's speed; set ``max_time=None`` for results that depend
         only on ``random_state``.
     warm_start : bool, default=False
@@ -208,7 +211,9 @@ class InfiniteHMM(BaseEstimator):
         ``ess_bulk`` and ``ess_tail``; ``"converged"`` (every R-hat at most
         ``1.01`` and every ESS at least ``100`` per chain; a quantity
         constant over all chains counts as converged), ``"thresholds"``,
-        ``"n_sweeps"`` per chain and ``"n_rounds"``. A fit that ends
+        ``"n_sweeps"`` per chain, ``"n_rounds"``, ``"seconds"`` (the
+        fit's wall time) and ``"compile_seconds"`` (the part of it numba
+        spent compiling kernels, not counted by ``max_time``). A fit that ends
         unconverged raises :class:`~sklearn.exceptions.ConvergenceWarning`.
     n_states_posterior_ : ndarray of shape (max_n_states + 1,)
         Posterior probability of each number of states: the fraction of the
@@ -434,6 +439,11 @@ class InfiniteHMM(BaseEstimator):
             non-negative integers (probably categories or counts).
         """
         t_start = time.perf_counter()
+        # max_time leaves out compiling the kernels (the first fit after installing)
+        with compile_clock() as clock:
+            return self._fit(X, lengths, sequence_ids, t_start, clock)
+
+    def _fit(self, X, lengths, sequence_ids, t_start, clock):
         if self.sampler not in SAMPLERS:
             raise ValueError(
                 f"Sampler {self.sampler!r} is not available in this build; available: "
@@ -474,13 +484,19 @@ class InfiniteHMM(BaseEstimator):
         # deferred too and ends the rounds like one inside them
         with _progress_display(self.progress, self.n_chains) as display, deferred_interrupts():
             runner = _ChainRunner(self.n_jobs, self.verbose, display)
+
+            def budget_seconds():
+                return (time.perf_counter() - t_start - clock.seconds
+                        - runner.worker_compile_seconds)
+
             chains, n_burnin, thin, n_rounds, report = self._run_rounds(
-                runner, tasks, previous, problem, n_burnin, thin, n_rounds, t_start)
+                runner, tasks, previous, problem, n_burnin, thin, n_rounds, budget_seconds)
             runner.interrupted |= take_interrupt()
         if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
             raise KeyboardInterrupt         # nothing kept yet: the model stays as it was
         report["n_rounds"] = n_rounds
         report["seconds"] = time.perf_counter() - t_start
+        report["compile_seconds"] = clock.seconds + runner.worker_compile_seconds
         self._problem_ = problem
         self._seed_root = root
         # the child after the chains' (what root.spawn(1) gave after spawning them)
@@ -523,8 +539,11 @@ class InfiniteHMM(BaseEstimator):
             raise KeyboardInterrupt
         return self
 
-    def _run_rounds(self, runner, tasks, previous, problem, n_burnin, thin, n_rounds, t_start):
-        """The first round, then more while unconverged and within the budget."""
+    def _run_rounds(self, runner, tasks, previous, problem, n_burnin, thin, n_rounds,
+                    budget_seconds):
+        """The first round, then more while unconverged and within the budget
+        (``budget_seconds()``: the time spent so far that counts against
+        ``max_time``)."""
         chains = runner(tasks, previous)
         report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
         while not report["converged"]:
@@ -537,7 +556,7 @@ class InfiniteHMM(BaseEstimator):
             if n_done + n_next > self.max_sweeps:
                 break
             if self.max_time is not None:
-                elapsed = time.perf_counter() - t_start
+                elapsed = budget_seconds()
                 if elapsed + _round_seconds(chains, n_next, self.n_jobs) > self.max_time:
                     break
             chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
@@ -917,6 +936,9 @@ class _ChainRunner:
         self.n_jobs, self.verbose, self.display = n_jobs, verbose, display
         self.interrupted = False
         self.rounds = 0
+        # wall time the joblib workers spent compiling (the longest chain of
+        # each round; run serially, the parent's clock sees it)
+        self.worker_compile_seconds = 0.0
 
     def _progress(self, c):
         return None if self.display is None else self.display.path(c)
@@ -930,6 +952,8 @@ class _ChainRunner:
             self.display.new_round(self.rounds)
         if effective_n_jobs(self.n_jobs) == 1:
             return self._serial(tasks)
+        before = [getattr(args[0], "compile_seconds", 0.0) if func is advance_chain else 0.0
+                  for func, args in tasks]
         # a Ctrl-C in a terminal reaches the workers too: each stops after its
         # current sweep and returns its chain; here it is only recorded
         try:
@@ -952,6 +976,8 @@ class _ChainRunner:
                 raise
             return fallback
         self.interrupted = requested or any(chain.interrupted for chain in chains)
+        self.worker_compile_seconds += max(
+            (chain.compile_seconds - b for chain, b in zip(chains, before)), default=0.0)
         return chains
 
     def _serial(self, tasks):

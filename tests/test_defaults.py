@@ -10,6 +10,7 @@ out here) and on the chains of every sampler.
 """
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -257,3 +258,59 @@ def test_a_chain_run_in_rounds_equals_one_long_run():
         advance_chain(two, prob, 18, 0, 1)
         np.testing.assert_array_equal(one.samples[-18:], two.samples)
         np.testing.assert_array_equal(one.trace["log_joint"], two.trace["log_joint"])
+
+
+def test_compile_clock_counts_compilation_only():
+    from numba import njit
+
+    from sk_ihmm._compile_clock import compile_clock
+
+    def fresh(x):          # a new function: compiled on its first call
+        total = 0.0
+        for i in range(x.shape[0]):
+            total += math.sqrt(x[i])
+        return total
+
+    kernel = njit(fresh)
+    with compile_clock() as clock:
+        kernel(np.ones(3))
+        compiled = clock.seconds
+        kernel(np.ones(3))                 # already compiled: nothing to add
+        time.sleep(0.05)
+    assert compiled > 0 and clock.seconds == compiled
+    with compile_clock() as idle:
+        kernel(np.ones(3))
+    assert idle.seconds == 0.0
+
+
+def test_max_time_leaves_out_compilation(monkeypatch):
+    """max_time counts the fit's wall time minus the compile clock's."""
+    import sk_ihmm._estimator as est
+
+    def clock_reading(counted):
+        class FakeClock:      # reports all but ``counted`` seconds of the fit as compiling
+            def __enter__(self):
+                self.t0 = time.perf_counter()
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            @property
+            def seconds(self):
+                return time.perf_counter() - self.t0 - counted
+        return FakeClock
+
+    X, _ = make_gaussian_hmm(100, 1, random_state=0, sd=0.3)
+    kw = dict(n_samples=50, n_burnin=50, n_chains=2, max_sweeps=20000, random_state=0)
+    unlimited = InfiniteHMM(max_time=None, **kw).fit(X)
+    assert unlimited.convergence_["n_rounds"] > 1
+    monkeypatch.setattr(est, "_round_seconds", lambda *args: 0.1)   # every round "takes" 0.1 s
+    monkeypatch.setattr(est, "compile_clock", clock_reading(0.0))
+    model = InfiniteHMM(max_time=0.15, **kw).fit(X)
+    assert model.convergence_["n_rounds"] == unlimited.convergence_["n_rounds"]
+    assert model.convergence_["compile_seconds"] > 0
+    monkeypatch.setattr(est, "compile_clock", clock_reading(1.0))
+    with pytest.warns(ConvergenceWarning):
+        short = InfiniteHMM(max_time=0.15, **kw).fit(X)
+    assert short.convergence_["n_rounds"] == 1
