@@ -172,7 +172,7 @@ def start_chain(sampler_name, problem, x0, seed, stop_path=None, progress_path=N
     worker runs it. ``stop_path``: see :func:`advance_chain`.
     """
     if stop_path is not None:
-        ignore_interrupts_in_worker()
+        ignore_interrupts_in_worker(stop_path)
     rng = np.random.default_rng(seed)
     sampler = get_sampler(sampler_name)
     with deferred_interrupts(), compile_clock() as clock:
@@ -205,7 +205,7 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
     chain reports its progress to (:mod:`sk_ihmm._progress`). Returns ``chain``.
     """
     if stop_path is not None:
-        ignore_interrupts_in_worker()
+        ignore_interrupts_in_worker(stop_path)
     sampler = get_sampler(chain.sampler_name)
     state, rng = chain.state, chain.rng
     T = problem.Y.shape[0]

@@ -959,7 +959,9 @@ class _ChainRunner:
         try:
             with deferred_interrupts(), stop_file() as stop_path:
                 try:
-                    chains = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+                    # max_nbytes=None: no read-only memmaps of the chains' state
+                    # arrays (joblib's default above 1 MB), which the kernels write
+                    chains = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, max_nbytes=None)(
                         delayed(func)(*args, stop_path=stop_path, progress_path=self._progress(c))
                         for c, (func, args) in enumerate(tasks))
                 except Exception:

@@ -30,6 +30,7 @@ __all__ = ["deferred_interrupts", "check_interrupt", "take_interrupt", "stop_fil
 
 _requested = False
 _stop_path = None
+_worker_stop_path = None     # the stop file of the chain task this worker runs
 
 
 def _record(signum, frame):
@@ -66,11 +67,14 @@ def deferred_interrupts():
 
 def check_interrupt(stop_path=None):
     """Raise the KeyboardInterrupt requested since the last check, if any
-    (also when the file ``stop_path`` exists)."""
+    (also when the file ``stop_path`` exists; by default, in a worker, the
+    stop file of its current chain task)."""
     global _requested
     if _requested:
         _requested = False
         raise KeyboardInterrupt
+    if stop_path is None:
+        stop_path = _worker_stop_path
     if stop_path is not None and os.path.exists(stop_path):
         raise KeyboardInterrupt
 
@@ -89,12 +93,15 @@ def stop_file():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def ignore_interrupts_in_worker():
+def ignore_interrupts_in_worker(stop_path=None):
     """In a worker process (not the user's), ignore SIGINT: the parent asks
-    the chains to stop through the stop file instead."""
+    the chains to stop through the stop file ``stop_path`` instead, which
+    :func:`check_interrupt` then watches by default."""
+    global _worker_stop_path
     if (multiprocessing.parent_process() is not None
             and threading.current_thread() is threading.main_thread()):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _worker_stop_path = stop_path
 
 
 def take_interrupt():
@@ -102,3 +109,4 @@ def take_interrupt():
     global _requested
     requested, _requested = _requested, False
     return requested
+

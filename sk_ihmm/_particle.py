@@ -27,39 +27,33 @@ from .emissions import log_pred, update
 __all__ = ["particle_filter", "snapshot_log_likelihoods", "initial_labels"]
 
 
+#: Work per chunk of the filter, in particle-state pairs (``n_particles *
+#: capacity`` per step): a chunk is a fraction of a second, so Ctrl-C is
+#: answered between chunks (:mod:`sk_ihmm._interrupt`).
+CHUNK_WORK = 4_000_000
+
+
 @njit(cache=True)
-def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
-               fam, hyp, rng, keep_paths, paths, anc):
-    T = Y.shape[0]
-    S = stats0.shape[1]
+def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_first, fam, hyp,
+              rng, keep_paths, paths, anc, out):
+    """Filter steps ``t_begin .. t_end - 1``, writing ``out[t]``.
+
+    ``particles`` = ``(n, nj, mk, stats, m_tot, used, cur)``: per particle
+    the transition counts, their row sums, the root customers per dish, the
+    emission statistics, the root total, the highest label used and the
+    current label; ``spare`` has the same shapes (the resampling target).
+    Resampling swaps the two, so the kernel returns ``(hi_used, swapped)``:
+    when ``swapped`` the caller's ``spare`` now holds the particles.
+    """
+    pn, pnj, pmk, pst, pmt, used, cur = particles
+    qn, qnj, qmk, qst, qmt, qused, qcur = spare
+    swapped = False
+    P, C = pn.shape[0], pn.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    pn = np.zeros((P, C, C), np.int64)
-    pnj = np.zeros((P, C), np.int64)
-    pmk = np.zeros((P, C), np.int64)
-    pst = np.zeros((P, C, S))
-    for p in range(P):
-        pn[p, :K0 + 1, :K0 + 1] = n0
-        pnj[p, :K0 + 1] = nj0
-        pmk[p, :K0 + 1] = mk0
-        pst[p, :K0 + 1] = stats0
-    pmt = np.full(P, mk0.sum(), np.int64)
-    used = np.full(P, K0, np.int64)        # labels 1..used[p] exist in particle p
-    cur = np.zeros(P, np.int64)
-    hi_used = K0
-    logw = np.zeros(P)
-    # buffers for resampling
-    qn = np.zeros_like(pn)
-    qnj = np.zeros_like(pnj)
-    qmk = np.zeros_like(pmk)
-    qst = np.zeros_like(pst)
-    qmt = np.zeros_like(pmt)
-    qused = np.zeros_like(used)
-    qcur = np.zeros_like(cur)
     a = np.empty(P, np.int64)
     lw = np.empty(C)
-    out = np.empty(T)
     lse = np.empty(P)
-    for t in range(T):
+    for t in range(t_begin, t_end):
         # ---- normalise weights, resample if the ESS is low ----
         mx = logw.max()
         tot = 0.0
@@ -100,6 +94,7 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
             pmt, qmt = qmt, pmt
             used, qused = qused, used
             cur, qcur = qcur, cur
+            swapped = not swapped
             for p in range(P):
                 logw[p] = -math.log(P)
         else:
@@ -160,17 +155,19 @@ def _pf_kernel(n0, mk0, nj0, stats0, K0, conc, Y, seq_first, P, C,
         out[t] = m2 + math.log(s2)
         for p in range(P):
             logw[p] += lse[p]
-    return out, logw
+    return hi_used, swapped
 
 
 def particle_filter(problem_like, Y, seq_first, base, n_particles, rng, n_extra=None,
                     keep_paths=False):
-    """Run the filter from ``base`` (a Snapshot or ``None``).
+    """Run the filter from ``base`` (a Snapshot or ``None``), in chunks of
+    steps with a check for Ctrl-C between them.
 
     Returns ``(log_lik_per_step, final_log_weights, paths, ancestors)``.
     """
     fam, hyp, n_stats, conc = problem_like
     T = Y.shape[0]
+    P = int(n_particles)
     if base is None:
         K0 = 0
         n0 = np.zeros((1, 1), np.int64)
@@ -185,15 +182,31 @@ def particle_filter(problem_like, Y, seq_first, base, n_particles, rng, n_extra=
     if n_extra is None:
         n_extra = min(T, 32)
     C = K0 + 1 + int(n_extra)
+    particles = [np.zeros((P, C, C), np.int64), np.zeros((P, C), np.int64),
+                 np.zeros((P, C), np.int64), np.zeros((P, C, stats0.shape[1])),
+                 np.full(P, mk0.sum(), np.int64), np.full(P, K0, np.int64),
+                 np.zeros(P, np.int64)]
+    particles[0][:, :K0 + 1, :K0 + 1] = n0
+    particles[1][:, :K0 + 1] = nj0
+    particles[2][:, :K0 + 1] = mk0
+    particles[3][:, :K0 + 1] = stats0
+    spare = tuple(np.zeros_like(arr) for arr in particles)
+    particles = tuple(particles)
     # int32: labels and particle indices; at 10^6 steps and 100 particles the
     # two arrays are 0.8 GB instead of 1.6
-    paths = np.zeros((T if keep_paths else 1, n_particles), np.int32)
+    paths = np.zeros((T if keep_paths else 1, P), np.int32)
     anc = np.zeros_like(paths)
-    out, logw = _pf_kernel(
-        n0.astype(np.int64), mk0.astype(np.int64), nj0.astype(np.int64),
-        np.ascontiguousarray(stats0, dtype=np.float64), K0, np.asarray(conc, dtype=float),
-        Y, seq_first, int(n_particles), C, fam, hyp, rng, keep_paths, paths, anc,
-    )
+    logw = np.zeros(P)
+    out = np.empty(T)
+    conc = np.asarray(conc, dtype=float)
+    hi_used = K0
+    chunk = max(1, CHUNK_WORK // (P * C))
+    for t in range(0, T, chunk):
+        check_interrupt()
+        hi_used, swapped = _pf_steps(t, min(T, t + chunk), particles, spare, hi_used, logw, conc,
+                                     Y, seq_first, fam, hyp, rng, keep_paths, paths, anc, out)
+        if swapped:
+            particles, spare = spare, particles
     return out, logw, paths, anc
 
 

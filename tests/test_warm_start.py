@@ -1,9 +1,11 @@
 """warm_start continues every chain (state and generator) and appends its samples."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from sk_ihmm import InfiniteHMM
 from sk_ihmm.datasets import make_gaussian_hmm
@@ -52,4 +54,21 @@ def test_without_warm_start_a_refit_starts_over():
     first = model.fit(X).state_samples_
     second = model.fit(X).state_samples_
     for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("sampler", ["rcd_gibbs", "pgas"])
+def test_parallel_rounds_on_long_sequences(sampler):
+    """Chains sent back to joblib workers for a second round keep writable
+    state arrays (joblib memmaps arguments above 1 MB read-only by default;
+    here the labels alone are 1.1 MB)."""
+    X, _ = make_gaussian_hmm(140_000, 3, random_state=0)
+    kw = dict(sampler=sampler, n_chains=2, n_burnin=1, n_samples=1, init="random",
+              max_time=None, max_sweeps=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        parallel = InfiniteHMM(n_jobs=2, **kw).fit(X)
+        serial = InfiniteHMM(n_jobs=1, **kw).fit(X)
+    assert parallel.convergence_["n_rounds"] == 2
+    for a, b in zip(parallel.state_samples_, serial.state_samples_):
         np.testing.assert_array_equal(a, b)
