@@ -62,6 +62,11 @@ try:
     HAVE_DASK = True
 except ImportError:
     HAVE_DASK = False
+try:
+    import arviz
+    HAVE_ARVIZ = True
+except ImportError:
+    HAVE_ARVIZ = False
 """
 
 sphinx_gallery_conf = {
