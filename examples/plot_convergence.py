@@ -53,7 +53,7 @@ print(model.diagnostics())
 # %%
 # The traces of the four chains show what the figures say: after 60 sweeps
 # the chains still disagree about the number of states.
-plot_trace(model, keys=("n_states", "log_lik"))
+fig = plot_trace(model, keys=("n_states", "log_lik"))
 
 # %%
 # Continue the same chains: ``warm_start=True`` keeps their states, random
@@ -67,5 +67,5 @@ print(f"{len(caught)} warning(s)")
 show(model)
 print("posterior of the number of states:",
       {k: round(float(p), 2) for k, p in enumerate(model.n_states_posterior_) if p > 0.01})
-plot_trace(model, keys=("n_states", "log_lik"))
+fig = plot_trace(model, keys=("n_states", "log_lik"))
 plt.show()

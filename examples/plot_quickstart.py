@@ -57,6 +57,6 @@ print("NMI with the true states:", round(normalized_mutual_information(states, p
 # The traces of the number of states and of the data's log-likelihood, one
 # line per chain (the burn-in of the first round is shaded), and the first
 # 300 observations coloured by their most likely state.
-plot_trace(model, keys=("n_states", "log_lik"))
+fig = plot_trace(model, keys=("n_states", "log_lik"))
 plot_states(model, X[:300], states=pred[:300])
 plt.show()
