@@ -4,13 +4,13 @@ Two kinds of data are provided:
 
 * **Synthetic sequences**, generated on the fly and reproducible through
   ``random_state``: :func:`make_gaussian_hmm` (the Gaussian HMM of the PGAS
-  iHMM paper), :func:`make_multivariate_gaussian_hmm` (correlated features,
+  iHMM paper [1]_), :func:`make_multivariate_gaussian_hmm` (correlated features,
   optionally in very different units), :func:`make_categorical_hmm` (integer
   symbols) and :func:`make_sequence1` (the deterministic cyclic symbol
-  sequence of Makino et al.). The random generators accept ``lengths`` to
+  sequence of Makino et al. [2]_). The random generators accept ``lengths`` to
   draw several independent sequences of the same model, concatenated (pass
   the same ``lengths`` to ``fit``).
-* **Real data sets**, which are *not* shipped with the package. They live in a
+* **Real data sets** of the iHMM papers [1]_ [3]_, which are *not* shipped with the package. They live in a
   shared folder outside the repository and are located by
   :func:`shared_data_path`; every loader raises :class:`DataNotAvailable`
   (a :class:`FileNotFoundError`) when its file cannot be found, so test suites

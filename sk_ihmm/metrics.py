@@ -6,11 +6,11 @@ Three groups of tools:
   :func:`mutual_information` and :func:`normalized_mutual_information`.
 * **MCMC convergence and efficiency** of scalar traces (number of states, log
   joint probability, ...): :func:`integrated_autocorrelation_time` (Makino et
-  al.'s convention), :func:`effective_sample_size` and :func:`split_rhat`
-  (Vehtari et al., 2021).
+  al.'s convention [1]_, Geyer's window [3]_), :func:`effective_sample_size`
+  and :func:`split_rhat` (Vehtari et al., 2021 [2]_).
 * **Summaries of a posterior over state sequences** that are immune to label
   switching: :func:`posterior_similarity_matrix` and
-  :func:`point_estimate_states` (Dahl's least-squares clustering).
+  :func:`point_estimate_states` (Dahl's least-squares clustering [4]_).
 
 References
 ----------

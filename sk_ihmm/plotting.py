@@ -105,7 +105,7 @@ def plot_states(model, X, lengths=None, *, states=None, sequence_ids=None, ax=No
         under the representative sample). For the training data
         ``model.point_estimate()`` is a label-switching-robust alternative.
     sequence_ids : array-like of shape (n_samples,), default=None
-        Alternative to ``lengths`` (as in :meth:`InfiniteHMM.fit`).
+        Alternative to ``lengths`` (as in :meth:`InfiniteHMM.fit <sk_ihmm.InfiniteHMM.fit>`).
     ax : matplotlib.axes.Axes, default=None
         Axes to draw into; a new figure by default.
 
@@ -160,7 +160,7 @@ def plot_transmat(model, ax=None, annotate=None):
     """Heat map of the point-summary transition matrix ``model.transmat_``.
 
     Row ``start`` is ``model.startprob_``; rows/columns are the states of the
-    representative sample (see :attr:`InfiniteHMM.representative_`).
+    representative sample (see ``representative_`` in :class:`~sk_ihmm.InfiniteHMM`).
 
     Parameters
     ----------
