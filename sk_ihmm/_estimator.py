@@ -168,6 +168,12 @@ class InfiniteHMM(BaseEstimator):
         ``m`` more gives the samples of one fit of ``n + m``. With other data
         or settings new chains start (with a warning). Pickling a fitted
         model keeps its chains, so a saved model can be continued later.
+    progress : "auto" or bool, default="auto"
+        Show a progress line on ``stderr`` while fitting, redrawn every
+        second: per chain the sweeps done in the current round, sweeps per
+        second and the current number of states, and the time left in the
+        round. ``"auto"``: on when ``stderr`` is a terminal or the code runs
+        in a Jupyter kernel, off otherwise.
     init : {"particle_filter", "random"}, default="particle_filter"
         Initial state sequence: a particle filter on the HCRP predictive
         (``n_init_particles`` particles, Makino et al. 2011) or uniform labels
@@ -195,7 +201,12 @@ class InfiniteHMM(BaseEstimator):
     n_jobs : int or None, default=None
         Chains run in parallel with joblib; results do not depend on it.
     random_state : int, RandomState instance or None, default=None
+        Seeds every chain (through :class:`numpy.random.SeedSequence`) and
+        the scoring particle filters; with ``max_time=None`` the fit depends
+        on nothing else.
     verbose : int, default=0
+        ``2`` prints a line per chain every tenth of its sweeps in a round;
+        ``verbose`` is also passed to joblib.
 
     Attributes
     ----------
@@ -233,6 +244,12 @@ class InfiniteHMM(BaseEstimator):
         and any sampler-specific statistics.
     n_states_ : int
         Number of states of the representative sample.
+    snapshots_ : list of list
+        Compact posterior state (counts, emission statistics,
+        concentrations) of every kept sample, one list per chain; used by
+        :meth:`score` and :meth:`predict`.
+    alpha_, gamma_, kappa_ : float
+        Concentrations of the representative sample.
     representative_ : (int, int)
         ``(chain, sample)`` of the representative sample: among the kept
         samples of all chains whose number of states is the most frequent
@@ -256,6 +273,22 @@ class InfiniteHMM(BaseEstimator):
     for data in any units; see :class:`sk_ihmm.emissions.Gaussian`. With
     ``emission="gaussian"`` data with several columns get the
     full-covariance :class:`~sk_ihmm.emissions.MultivariateGaussian`.
+
+    Examples
+    --------
+    >>> from sk_ihmm import InfiniteHMM
+    >>> from sk_ihmm.datasets import make_gaussian_hmm
+    >>> X, states = make_gaussian_hmm(1200, n_states=3, random_state=0)
+    >>> model = InfiniteHMM(max_time=0, n_chains=2, random_state=0).fit(X[:1000])
+    >>> model.predict(X[1000:]).shape
+    (200,)
+    >>> proba = model.predict_proba(X[1000:])
+    >>> proba.shape == (200, model.n_states_)
+    True
+    >>> bool(model.score(X[1000:]) < 0)
+    True
+    >>> sorted(model.convergence_)
+    ['compile_seconds', 'converged', 'log_lik', 'n_rounds', 'n_states', 'n_sweeps', 'seconds', 'thresholds']
     """
 
     _parameter_constraints = {
@@ -618,6 +651,17 @@ class InfiniteHMM(BaseEstimator):
     def predict(self, X, lengths=None, *, sequence_ids=None):
         """Most likely state sequence (Viterbi) under the representative sample.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations of one or more sequences, concatenated, with the
+            columns (or symbols) of the training data.
+        lengths : array-like of int, default=None
+            Lengths of the sequences in ``X``; they must sum to
+            ``n_samples``. ``None``: one sequence.
+        sequence_ids : array-like of shape (n_samples,), default=None
+            Per-row sequence identifier, instead of ``lengths``.
+
         Returns
         -------
         states : ndarray of shape (n_samples,)
@@ -628,9 +672,20 @@ class InfiniteHMM(BaseEstimator):
     def predict_proba(self, X, lengths=None, *, sequence_ids=None):
         """Posterior state marginals (forward-backward) under the representative sample.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations of one or more sequences, concatenated, with the
+            columns (or symbols) of the training data.
+        lengths : array-like of int, default=None
+            Lengths of the sequences in ``X``; they must sum to
+            ``n_samples``. ``None``: one sequence.
+        sequence_ids : array-like of shape (n_samples,), default=None
+            Per-row sequence identifier, instead of ``lengths``.
+
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_states_)
+        proba : ndarray of shape (n_samples, ``n_states_``)
         """
         return self._decode(X, lengths, sequence_ids, posterior=True)
 
@@ -650,6 +705,17 @@ class InfiniteHMM(BaseEstimator):
         the per-observation predictive likelihoods ``l(y_t | s_z)``; these are
         averaged over samples, ``l(y_t) = mean_z l(y_t | s_z)``, and the
         sequence score is ``sum_t log l(y_t)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations of one or more sequences, concatenated, with the
+            columns (or symbols) of the training data.
+        lengths : array-like of int, default=None
+            Lengths of the sequences in ``X``; they must sum to
+            ``n_samples``. ``None``: one sequence.
+        sequence_ids : array-like of shape (n_samples,), default=None
+            Per-row sequence identifier, instead of ``lengths``.
 
         Returns
         -------
@@ -679,6 +745,22 @@ class InfiniteHMM(BaseEstimator):
         ``sample_weight`` must be None: it is in the signature because a
         ``Pipeline`` under metadata routing passes ``sample_weight=None`` to
         its last step's ``score``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Held-out observations of one or more sequences, concatenated.
+        y : Ignored
+        lengths : array-like of int, default=None
+            Lengths of the sequences in ``X``. ``None``: one sequence.
+        sequence_ids : array-like of shape (n_samples,), default=None
+            Per-row sequence identifier, instead of ``lengths``.
+        sample_weight : None
+            Must be None.
+
+        Returns
+        -------
+        score : float
         """
         if sample_weight is not None:
             raise ValueError("InfiniteHMM.score does not support sample_weight; it must be None.")
@@ -695,13 +777,39 @@ class InfiniteHMM(BaseEstimator):
         return float(np.sum(self.score_sequences(X, lengths, sequence_ids=sequence_ids)))
 
     def perplexity(self, X, lengths=None, *, sequence_ids=None):
-        """``exp(-score / n_observations)`` (Makino et al. Eq. 38)."""
+        """``exp(-score / n_observations)`` (Makino et al. Eq. 38).
+
+        The effective number of equally likely observations per step (lower
+        is better); a uniform guess over ``V`` symbols has perplexity ``V``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations of one or more sequences, concatenated, with the
+            columns (or symbols) of the training data.
+        lengths : array-like of int, default=None
+            Lengths of the sequences in ``X``; they must sum to
+            ``n_samples``. ``None``: one sequence.
+        sequence_ids : array-like of shape (n_samples,), default=None
+            Per-row sequence identifier, instead of ``lengths``.
+
+        Returns
+        -------
+        perplexity : float
+        """
         n = np.asarray(X).shape[0]
         return float(np.exp(-self.score(X, lengths=lengths, sequence_ids=sequence_ids) / n))
 
     # ----------------------------------------------------------------- sample
     def sample(self, n_samples=1, random_state=None):
         """Generate a sequence from the point summary (representative sample).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of time steps to generate.
+        random_state : int, RandomState instance or None, default=None
+            ``None``: the estimator's ``random_state``.
 
         Returns
         -------
@@ -787,7 +895,7 @@ class InfiniteHMM(BaseEstimator):
         ----------
         keys : sequence of str, default=None
             Trace keys to summarise (any key of ``trace_``). By default
-            ``n_states``, ``log_joint``, the resampled concentrations
+            ``n_states``, ``log_lik``, ``log_joint``, the resampled concentrations
             (``alpha``, ``gamma``, and ``kappa`` when ``kappa_prior`` is set)
             and every acceptance statistic (keys ending in ``accept_rate`` or
             ``accept``).
@@ -814,8 +922,8 @@ class InfiniteHMM(BaseEstimator):
         Returns
         -------
         idata : arviz.InferenceData
-            ``posterior`` holds ``n_states``, ``log_joint``, ``alpha``,
-            ``gamma`` and ``kappa`` with dimensions ``(chain, draw)``;
+            ``posterior`` holds ``n_states``, ``log_lik``, ``log_joint``,
+            ``alpha``, ``gamma`` and ``kappa`` with dimensions ``(chain, draw)``;
             ``sample_stats`` holds ``lp`` and the other traces (acceptance
             rates, CPU seconds, ...). With ArviZ >= 1.0 the equivalent
             ``DataTree`` is returned.

@@ -692,6 +692,19 @@ class Categorical(EmissionFamily):
     n_symbols : int or None, default=None
         Size of the alphabet. ``None`` takes ``max(X) + 1`` of the training
         data; set it when held-out data may contain symbols unseen in training.
+
+    Examples
+    --------
+    >>> from sk_ihmm import InfiniteHMM
+    >>> from sk_ihmm.datasets import make_categorical_hmm
+    >>> from sk_ihmm.emissions import Categorical
+    >>> X, states = make_categorical_hmm(600, n_states=3, n_symbols=6, random_state=0)
+    >>> model = InfiniteHMM(emission=Categorical(concentration=0.5, n_symbols=6),
+    ...                     max_time=0, n_chains=2, random_state=0).fit(X)
+    >>> model.emissionprob_.shape[1]
+    6
+    >>> model.emission_prior_
+    {'concentration': 0.5, 'n_symbols': 6}
     """
 
     name = "categorical"
@@ -882,6 +895,25 @@ class Gaussian(EmissionFamily):
     b0 : float or None, default=None
         Scale of that prior; ``None``: ``(a0 - 1) * 0.1 * var(X)`` (or
         ``0.1 * var(X)`` when ``a0 <= 1``).
+
+    Examples
+    --------
+    The default prior is resolved on the training data:
+
+    >>> from sk_ihmm import InfiniteHMM
+    >>> from sk_ihmm.datasets import make_gaussian_hmm
+    >>> from sk_ihmm.emissions import Gaussian
+    >>> X, states = make_gaussian_hmm(500, random_state=0)
+    >>> Gaussian().resolve_prior(X)["mu0"] == float(X.mean())
+    True
+
+    Explicit values win; here the prior mean of a state's variance is
+    ``b0 / (a0 - 1) = 0.125``:
+
+    >>> model = InfiniteHMM(emission=Gaussian(a0=3.0, b0=0.25), max_time=0,
+    ...                     n_chains=2, random_state=0).fit(X)
+    >>> model.emission_prior_["b0"], model.means_.shape[1]
+    (0.25, 1)
     """
 
     name = "gaussian"
@@ -998,6 +1030,28 @@ class MultivariateGaussian(EmissionFamily):
     psi0 : float, array-like of shape (n_features, n_features) or None, default=None
         Scale matrix of the inverse Wishart (a float ``s`` means ``s * I``);
         ``None``: data-scaled as above.
+
+    Examples
+    --------
+    ``emission="gaussian"`` (the default) uses this family for data with
+    several columns:
+
+    >>> from sk_ihmm import InfiniteHMM
+    >>> from sk_ihmm.datasets import make_multivariate_gaussian_hmm
+    >>> X, states = make_multivariate_gaussian_hmm(600, n_features=2, random_state=0)
+    >>> model = InfiniteHMM(max_time=0, n_chains=2, random_state=0).fit(X)
+    >>> model.means_.shape[1], model.covars_.shape[1:]
+    (2, (2, 2))
+
+    With states expected as broad as the data (``psi0`` is the prior mean
+    of a state's covariance when ``nu0 = n_features + 2``):
+
+    >>> import numpy as np
+    >>> from sk_ihmm.emissions import MultivariateGaussian
+    >>> broad = MultivariateGaussian(psi0=np.cov(X.T))
+    >>> model = InfiniteHMM(emission=broad, max_time=0, n_chains=2, random_state=0).fit(X)
+    >>> model.emission_prior_["nu0"]
+    4.0
     """
 
     name = "multivariate_gaussian"

@@ -53,7 +53,8 @@ def plot_trace(model, keys=("n_states", "log_joint", "alpha", "gamma"), fig=None
     Returns
     -------
     fig : matplotlib.figure.Figure
-        One axes per key (``fig.axes``); the burn-in sweeps are shaded.
+        One axes per key (``fig.axes``); the burn-in sweeps (``n_burnin_``)
+        are shaded.
     """
     check_is_fitted(model, "trace_")
     plt = _pyplot()
@@ -66,7 +67,9 @@ def plot_trace(model, keys=("n_states", "log_joint", "alpha", "gamma"), fig=None
     else:
         fig.clear()
     axes = fig.subplots(len(keys), 1, sharex=True, squeeze=False)[:, 0]
-    n_burnin = int(model.n_burnin)
+    # the fitted burn-in: after rounds or a warm start it is not the n_burnin parameter
+    n_burnin = int(getattr(model, "n_burnin_", model.n_burnin))
+    n_chains = np.asarray(model.trace_[keys[0]]).shape[0]
     for ax, key in zip(axes, keys):
         values = np.asarray(model.trace_[key])
         sweeps = np.arange(1, values.shape[1] + 1)
@@ -77,9 +80,9 @@ def plot_trace(model, keys=("n_states", "log_joint", "alpha", "gamma"), fig=None
             ax.axvspan(0.5, n_burnin + 0.5, color="0.85", zorder=0, lw=0)
         ax.set_ylabel(key)
     axes[-1].set_xlabel("sweep")
-    axes[0].set_title(f"{model.sampler}: {values.shape[0]} chains, burn-in shaded")
-    if values.shape[0] > 1:
-        axes[0].legend(loc="upper right", fontsize="small", ncol=min(values.shape[0], 4))
+    axes[0].set_title(f"{model.sampler}: {n_chains} chains, burn-in shaded")
+    if n_chains > 1:
+        axes[0].legend(loc="upper right", fontsize="small", ncol=min(n_chains, 4))
     fig.tight_layout()
     return fig
 

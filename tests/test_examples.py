@@ -16,15 +16,12 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 #: Source replacements that shrink an example's budget (each must match).
-#: ``plot_trace(model, keys=...)`` becomes ``dict(model=model, keys=...)``: with
-#: the pyplot stub (no matplotlib) ``plot_trace`` draws no axes and fails.
-_NO_TRACE = {"plot_trace(model, keys=": "dict(model=model, keys="}
 QUICK = {
     "plot_alice_chars.py": {"MAX_TIME = 30": "MAX_TIME = 0", "N_TEST = 4000": "N_TEST = 300"},
-    "plot_convergence.py": {"MAX_TIME = 30": "MAX_TIME = 0", **_NO_TRACE},
+    "plot_convergence.py": {"MAX_TIME = 30": "MAX_TIME = 0"},
     "plot_ion_channel.py": {"MAX_TIME = 20": "MAX_TIME = 0", "N = 2000": "N = 400"},
     "plot_old_faithful.py": {"MAX_TIME = 15": "MAX_TIME = 0"},
-    "plot_quickstart.py": {"MAX_TIME = 20": "MAX_TIME = 0", **_NO_TRACE},
+    "plot_quickstart.py": {"MAX_TIME = 20": "MAX_TIME = 0"},
     "plot_sequence1_split_merge.py": {"N_CHAINS = 6": "N_CHAINS = 2",
                                       "N_SWEEPS = 600": "N_SWEEPS = 30"},
     "plot_sticky.py": {"MAX_TIME = 15": "MAX_TIME = 0", "N_TRAIN = 2000": "N_TRAIN = 400"},
