@@ -60,6 +60,7 @@ __all__ = [
     "load_alice_words",
     "load_well_log",
     "load_ion_channel",
+    "load_old_faithful",
 ]
 
 #: Environment variable naming a folder that holds the shared data files.
@@ -691,6 +692,29 @@ def load_well_log():
         If ``well_log.txt`` is not in the shared data folder.
     """
     return _load_column(shared_data_path("well_log.txt"))
+
+
+def load_old_faithful():
+    """The Old Faithful geyser data (shipped with the package).
+
+    272 eruptions of the Old Faithful geyser, identical to R's
+    ``datasets::faithful`` (Azzalini & Bowman 1990; Härdle 1991), in the
+    order of the source: eruption time and waiting time to the next
+    eruption, both in minutes. Provenance: ``sk_ihmm/data/README.md``.
+
+    Returns
+    -------
+    X : ndarray of shape (272, 2), dtype float64
+        Columns ``eruptions`` and ``waiting`` (minutes).
+
+    Examples
+    --------
+    >>> from sk_ihmm.datasets import load_old_faithful
+    >>> load_old_faithful().shape
+    (272, 2)
+    """
+    path = Path(__file__).resolve().parent / "data" / "old_faithful.csv"
+    return np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
 
 
 def load_ion_channel(name="sctrace_test2_sub100", n=2000):

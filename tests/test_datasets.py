@@ -485,3 +485,13 @@ def test_alice_words():
     _, X_test_short, vocab_short = load_alice_words(n_test=10)
     assert vocab_short == vocabulary
     np.testing.assert_array_equal(X_test_short, X_test[-10:])
+
+
+def test_load_old_faithful_ships_with_the_package():
+    from sk_ihmm.datasets import load_old_faithful
+
+    X = load_old_faithful()
+    assert X.shape == (272, 2) and X.dtype == np.float64
+    np.testing.assert_allclose(X[:3], [[3.6, 79], [1.8, 54], [3.333, 74]])
+    # R's datasets::faithful
+    np.testing.assert_allclose(X.mean(axis=0), [3.487783, 70.897059], atol=1e-6)
