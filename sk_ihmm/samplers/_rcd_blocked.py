@@ -1,140 +1,30 @@
 """Blocked RCD samplers: forward-backward (``rcd_blocked``) and beam (``rcd_beam``).
 
-Makino et al. (2011), Sections 4.2-4.3 and Algorithm 8. A sweep cuts every
-sequence into blocks of at most ``block_size`` steps (``options["block_size"]``;
-when ``None``, :data:`DEFAULT_BLOCK_SIZE` for ``rcd_blocked`` and
-:data:`DEFAULT_BEAM_BLOCK_SIZE` for ``rcd_beam``) at a random offset, so the
-boundaries move from sweep to sweep; a sequence no longer than the block size
-is one block. Blocks never cross sequence boundaries and may contain the
-first or last step of a sequence. Every block, in random order, gets one
-Metropolis-Hastings move through the restricted collapsed draw:
+Makino et al. (2011), Sections 4.2-4.3, Algorithm 8 and Eq. 34; the beam
+pass after Van Gael et al. (2008). A sweep cuts every sequence into blocks of
+at most ``block_size`` steps (``options["block_size"]``, else
+:data:`DEFAULT_BLOCK_SIZE` or :data:`DEFAULT_BEAM_BLOCK_SIZE`) at a random
+offset, and gives every block, in random order, one Metropolis-Hastings move
+through the restricted collapsed draw:
 
-1. The block is *lifted*: the transition counts of its customers (the
-   transition into it, those inside it, and the transition out of it to
-   ``x[e]`` when ``e`` is in the same sequence; ``mat[N]`` and ``vec[NJ]``),
-   the occupancies of its steps and its emission statistics are subtracted.
-   What remains -- counts ``n'``, occupancies and statistics of the steps
-   outside the block -- is a function of the labels outside the block only.
-   The tables are not touched.
-2. The proposal is a finite HMM over the *candidates*: every label in use
-   outside the block plus one symbol ``new``. Its weights follow the HCRP
-   predictive (Makino Eq. 31-32) with the lifted counts in place of the
-   reduced seating's: ``(n'[j, k] + alpha p0(k) + [j == k] kappa) / (n'_j +
-   alpha + kappa)`` (no ``kappa`` in the start restaurant), where the root
-   predictive ``p0(k) = m'_k / (m' + gamma)`` (``new``: ``gamma / (m' +
-   gamma)``) counts ``m'_k = max(1, sum_j [n'[j, k] > 0] (1 + alpha / (K + 1)
-   * log n'[j, k]))`` tables for dish ``k`` -- about the number of tables
-   ``n'[j, k]`` customers open in a CRP of concentration ``alpha beta_k``,
-   ``beta_k ~ 1 / (K + 1)`` -- instead of the seating's table counts, which
-   depend on where the block's customers sit. ``new`` stands for one free
-   label (an empty restaurant, ``new -> new`` carrying the sticky
-   ``kappa``); the initial weights are the row of the label before the block
-   (restaurant 0 at a sequence start); the emission weights are the
-   posterior predictives from the lifted statistics (``new``: empty
-   statistics), except that a 1-d Gaussian state with more than about a
-   hundred observations gets the quadratic form of its Student-t
-   (:func:`sk_ihmm.emissions.log_proposal_block`); the final weights are
-   the column of ``x[e]`` (always a candidate: it is in use at ``e``), or 1
-   at a sequence end. Then the block is put back.
-3. A path over the candidates is drawn by forward filtering / backward
-   sampling (``rcd_blocked``) or by one beam move started from the old path
-   (``rcd_beam``). Each appearance of ``new`` becomes a label through the
-   auxiliary CRP ``Q*`` of concentration ``gamma``: its ``i``-th table gets
-   the ``i``-th label used only inside the old block (in the order they
-   first appear there), then free labels. Every labelled block (up to the
-   names of the labels not in use outside it) is thus proposed in exactly
-   one way, with probability (Makino Eq. 34)
+1. build a candidate HMM -- the labels in use outside the block plus one
+   symbol ``new`` -- from the counts and statistics of the steps outside it;
+2. draw a path by FFBS or by one beam move from the old path, and name each
+   ``new`` through the auxiliary CRP ``Q*`` of concentration ``gamma``;
+3. remove and re-seat only the steps from the first to the last that differ,
+   and accept with probability ``min(1, r* / r_old * q(x_old) / q(x*))``
+   (Makino Eq. 29); a rejection replays the undo log.
 
-   ``q(x) = P_hmm(path(x)) * prod_{new appearances} Q(label | earlier ones)``.
+Invariants: the proposal weights depend only on the labels and observations
+outside the block, so both directions of a move read the same weights;
+blocks never cross sequence boundaries; a proposal equal to the current block
+changes nothing and counts as accepted. After the moves, each block's
+customers get a Gibbs update of their tables with probability
+:data:`RESEAT_PROB`. The kernel allocates nothing; it stops early when room
+runs short, and the driver grows the state or the scratch and resumes.
 
-   The old block is mapped the same way: labels used only inside it become
-   ``new`` and their partition gives ``Q_old``.
-4. If ``x* == x_old`` nothing changes. Otherwise let ``l1 .. l2`` be the
-   steps from the first to the last where the two differ.
-   :func:`~sk_ihmm.samplers._seqmoves.remove_seq` removes the customers and
-   emissions of those steps (from the transition into ``l1`` to the
-   transition out of ``l2``), giving ``r_old``;
-   :func:`~sk_ihmm.samplers._seqmoves.add_seq` seats the proposal's, giving
-   ``r*``; the move is accepted with probability ``min(1, r* / r_old *
-   q(x_old) / q(x*))`` (Makino Eq. 29), otherwise the undo log restores the
-   exact old seating and the emissions are moved back.
-
-Why this is exact. Makino et al. remove the whole block first and build the
-proposal from the reduced seating; this kernel builds it before anything is
-removed and re-seats only the steps that change. Both are exact for the
-same reason, pair by pair. Take two labelled blocks ``a != b`` with the same
-labels outside the block, and ``D(a, b)`` the steps from their first to
-their last difference.
-
-* The proposal weights are a function of the labels and observations
-  outside the block, which the move does not change: the move from ``a``
-  proposes ``b`` with ``q(b)`` and the move from ``b`` proposes ``a`` with
-  ``q(a)``, the same function.
-* ``D(a, b) = D(b, a)``: both directions remove and seat the customers of
-  the same steps. Given the label proposal, that is Makino's restricted
-  collapsed draw on the block ``D`` (Algorithms 6-7 and Eq. 29): removing
-  its customers (each leaving a table drawn in proportion to its size) and
-  seating the proposed ones, then accepting with the ratio of the
-  ``r``-factors times ``q(a) / q(b)``, is in detailed balance between
-  ``(a, seating)`` and ``(b, seating)`` for the HCRP-HMM posterior. The
-  customers outside ``D`` are the same in ``a`` and ``b`` and keep their
-  tables.
-* A proposal equal to the current block is the identity, in balance with
-  itself; drawing it costs nothing but the proposal. Such a block counts as
-  accepted in ``accept_rate``. Once a chain has settled, a quarter to a half
-  of the blocks propose their current labels (25-30% on the 4-state and
-  40-50% on the 10-state Gaussian data, blocks of 32).
-* The target and every weight are invariant to renaming the labels not in
-  use outside the block, so the rule that names the ``new`` tables only
-  picks a representative of each partition (the exact tests compare
-  partitions).
-
-The tables. A move re-seats only the customers of ``D``, so once a chain
-has settled few tables change per sweep. The labels' proposals do not read
-the tables, but the ``alpha`` and ``gamma`` updates do (through the numbers
-of tables), so at the end of a sweep every block, with probability
-:data:`RESEAT_PROB`, gets a Gibbs update of its customers' tables
-(:func:`~sk_ihmm.samplers._seqmoves.reseat_seq`: each customer leaves its
-table and is seated again with the same dish, a draw from its conditional
-by exchangeability). It leaves the posterior invariant whatever the
-probability, as it is drawn independently of the state.
-
-Building the proposal before the removal, and re-seating only ``D``, cut
-the ``rcd_blocked`` sweep (T=4000, from the same saved settled states) from
-0.68 to 0.56 ms on the 4-state data and from 1.00 to 0.91 ms on the
-10-state data; a proposal that differs from the old block mostly differs
-at a few steps near a state boundary.
-
-Both paths are scored with ``path_log_weight``: ``P_hmm`` is the path weight
-divided by one normaliser that depends on the labels outside the block
-only, so it cancels.
-
-Why the beam sampler uses the same ratio. The beam move (Van Gael et al.
-2008; :func:`sk_ihmm._messages.beam_sample`) is a data-augmentation kernel
-``K(a, b)`` on candidate paths that is reversible with respect to
-``P_hmm``: ``P_hmm(a) K(a, b) = P_hmm(b) K(b, a)``. Its proposal of a labelled
-block is ``K(path(x_old), path(x*)) * Q*``, and the reverse move from ``x*``
-(same labels outside the block, hence the same ``P_hmm``) proposes ``x_old`` with
-``K(path(x*), path(x_old)) * Q_old``; by reversibility
-
-``q(x_old | x*) / q(x* | x_old) = P_hmm(path(x_old)) Q_old / (P_hmm(path(x*)) Q*)``,
-
-exactly the ratio of the forward-backward proposal. The beam move therefore
-never needs its own (intractable) transition probability; it only restricts
-each step to the candidates that pass the slice, which is cheaper when many
-states are represented.
-
-The per-block work runs in one numba kernel, compiled without reference
-counting (:func:`sk_ihmm._nrt.nrt_free`), that processes blocks until the
-seating runs short of free labels, table slots or undo-log rows, or its
-scratch (from the Python driver) of candidate columns; the driver then grows
-the state (doubling) or the scratch and resumes, so a sweep is a few kernel
-calls. The candidate HMM is built and sampled in linear space
-(:func:`sk_ihmm._messages.ffbs_linear`), its transition weights being
-probabilities and its emission weights exponentiated per block by the
-vectorised :func:`sk_ihmm._messages.linear_weights` (exact for the same
-reason as any consistent weights: the forward pass and both path weights
-read the same values).
+Derivation and exactness argument: doc/internals.rst, section "Blocked moves
+(samplers/_rcd_blocked.py)".
 """
 
 import math
@@ -155,36 +45,24 @@ __all__ = ["init", "step_blocked", "step_beam", "DEFAULT_BLOCK_SIZE",
            "DEFAULT_BEAM_BLOCK_SIZE"]
 
 #: Block length of ``rcd_blocked`` when ``options["block_size"]`` is
-#: ``None``. On the 4- and 10-state Gaussian data (T=4000) a sweep with
-#: blocks of 32 costs 0.4-0.6 of one with blocks of 8 (the per-block work --
-#: the candidate matrix, the proposal bookkeeping -- is paid four times less
-#: often) while the acceptance rate per block stays >= 0.99 (0.99-1.0 with
-#: 8). Blocks of 64 cost 4-7% less again and mix the joint log-likelihood
-#: better per CPU second, but the number of states worse (stationary chains,
-#: 4 seeds: 0.025 -> 0.037 and 0.016 -> 0.020 CPU s per independent draw of
-#: K on the 4- and 10-state data), so this sampler keeps 32.
+#: ``None``. Longer blocks pay the per-block work (the candidate matrix, the
+#: proposal bookkeeping) less often while the acceptance rate falls only
+#: slowly; blocks of 64 mixed the number of states worse per CPU second than
+#: blocks of 32, so this sampler keeps 32.
 DEFAULT_BLOCK_SIZE = 32
 
 #: Block length of ``rcd_beam`` when ``options["block_size"]`` is ``None``.
 #: With blocks of 64 rather than 32 the beam sampler mixes both the joint
-#: log-likelihood and the number of states better per CPU second (medians of
-#: 4 stationary chains, CPU s per independent draw: log-likelihood 1.60 ->
-#: 0.54 and 0.59 -> 0.41, K 0.21 -> 0.10 and 0.13 -> 0.10 on the 4- and
-#: 10-state data), its sweep costs 4-5% less, and on Sequence 1 from 30
-#: random labels 6 of 6 chains found the 8-state truth within 2 CPU s (5 of
-#: 6 with 32).
+#: log-likelihood and the number of states better per CPU second.
 DEFAULT_BEAM_BLOCK_SIZE = 64
 
 #: Probability with which each block's customers get a Gibbs update of their
 #: tables at the end of a sweep (:func:`_reseat_blocks`). A block move
-#: re-seats only the steps it changes (about one in twenty-five per sweep on
-#: the settled 4- and 10-state Gaussian data), so the tables -- which the
-#: labels' proposals never read, but the updates of ``alpha`` and ``gamma``
-#: do -- would otherwise mix slowly: on the 10-state data, without it, the
-#: CPU seconds per independent draw of ``alpha`` went from 0.036 (the
-#: algorithm that re-seats every block it changes) to 0.084; with 0.1 they
-#: are 0.035 (0.023 with 0.25) for about 2.5% of the sweep (4 stationary
-#: chains from the truth, 3,000 sweeps each).
+#: re-seats only the steps it changes, so the tables -- which the labels'
+#: proposals never read, but the updates of ``alpha`` and ``gamma`` do --
+#: would otherwise mix slowly; at this probability the concentrations mix per
+#: CPU second as well as when every changed block is re-seated, for a small
+#: share of the sweep.
 RESEAT_PROB = 0.1
 
 
@@ -416,7 +294,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         weights = lin_buf[:K1 * L].reshape((K1, L))
         emit = weights.T
         # root weights alpha m'_d / (m' + gamma), m'_d about the tables the
-        # lifted counts n'[j, d] open (step 2 of the module docstring)
+        # lifted counts n'[j, d] open (doc/internals.rst, "Blocked moves")
         root_w = root_buf[:K1]
         m_tot = 0.0
         theta = alpha / K1
@@ -504,8 +382,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         while l1 < L and xn[l1] == xo[l1]:
             l1 += 1
         if l1 == L:
-            # the proposal is the current block: the identity (see "Why
-            # this is exact" in the module docstring)
+            # the proposal is the current block: the identity (see the
+            # exactness argument in doc/internals.rst, "Blocked moves")
             n_acc += 1
             continue
         l2 = L - 1
