@@ -10,107 +10,24 @@ Every kernel works on a distribution over paths ``x = (x_1, ..., x_L)`` with
 
 given as LOG weights: ``log_init`` ``(K,)`` = log a, ``log_trans`` ``(K, K)``
 = log A, ``log_emit`` ``(L, K)`` = log e_t, ``log_final`` ``(K,)`` = log f
-(the kernels without ``log_final`` use f = 1).  Weights need not be
-normalised; ``-inf`` marks a forbidden choice.
+(the kernels without ``log_final`` use f = 1). Weights need not be
+normalised; ``-inf`` marks a forbidden choice. The sampling kernels also come
+in a ``_linear`` form (``ffbs_linear``, ``beam_sample_linear``,
+``path_log_weight_linear``) on non-negative linear weights, which the blocked
+RCD samplers call directly; :func:`linear_weights` turns log weights into
+linear ones.
 
-The sampling kernels also come in a ``_linear`` form (``ffbs_linear``,
-``beam_sample_linear``, ``path_log_weight_linear``) taking every weight --
-``a``, ``A``, ``e_t`` and ``f`` -- as non-negative linear weights.  The log
-forms shift their weights and call the same code; the blocked RCD samplers,
-whose transition weights are seating predictives, call the linear forms
-directly and so never take a log of a transition weight only to exponentiate
-it again, and turn their emission weights into linear ones with
-:func:`linear_weights`, a vectorised ``exp``.
+Provides forward filtering / backward sampling (``ffbs``), beam sampling
+(``beam_sample``, Van Gael et al. 2008), path weights, forward-backward,
+Viterbi and the forward log-likelihood. Invariants: the forward recursion is
+scaled (rows renormalised, log normalisers accumulated), so any sequence
+length and emission magnitude is safe; randomness comes only from the ``rng``
+passed in; if every path has zero weight, ``ffbs`` returns ``-inf`` and fills
+``out`` with ``-1``, and ``forward_loglik`` / ``forward_backward`` /
+``viterbi`` return ``-inf``.
 
-Numerics.  The forward recursion is *scaled*: it runs in linear space with
-``alpha_t`` renormalised to sum 1 at each step and the log normalisers
-accumulated, so it is safe for very long sequences (T = 10^6 and more) and for
-emission log densities of any magnitude.  Constant shifts are removed before
-exponentiating:
-
-* ``log_trans`` is shifted by its global (finite) maximum, the shift is added
-  back ``L - 1`` times to log Z (a state-independent constant, so exact);
-* the emission row ``log_emit[t]`` is shifted by its maximum over the states
-  that *can* be reached at ``t`` (positive predicted mass), so the most likely
-  reachable state always gets weight exactly 1 -- a forbidden state with a
-  huge emission cannot make the reachable ones underflow to zero;
-* ``log_init`` / ``log_final`` are shifted by their maxima.
-
-The only residual risk is a *finite* spread of more than ~700 nats inside
-``log_trans``, ``log_init`` or ``log_final`` (entries so small they underflow
-after the shift); weights that are probabilities never come close to this.
-On log weights the pass also sets to zero a filtered mass below 1e-280 (of
-the step's total) and an emission factor below ``exp(-700)`` (of the step's
-largest), so that no subnormal number -- slow to compute with -- reaches the
-arithmetic (``_FLUSH``); paths through them carry relative weight below
-1e-200. The prediction ``sum_i alpha_i A(i, j)`` is a dot product with the
-row ``j`` of the transposed matrix.
-
-Randomness comes only from a ``numpy.random.Generator`` passed in as ``rng``
-(``rng.random()``), so runs are reproducible from a seed.
-
-If every path has zero weight, ``ffbs`` returns ``-inf`` and fills ``out``
-with ``-1``; ``forward_loglik``/``forward_backward``/``viterbi`` return
-``-inf`` (marginals then are zeros, the Viterbi path arbitrary).
-
-Beam sampling (``beam_sample``) -- construction
------------------------------------------------
-Following Van Gael et al. (2008), the target ``p(x)`` is augmented with one
-slice variable per *sliced* factor: ``u_1`` for the initial factor and
-``u_t`` (t >= 2) for the transition factor ``A(x_{t-1}, x_t)``:
-
-.. math::
-
-    p(x, u) \\propto \\mathbb{1}[u_1 < a(x_1)] \\prod_{t=2}^{L}
-        \\mathbb{1}[u_t < A(x_{t-1}, x_t)] \\prod_{t} e_t(x_t) \\; f(x_L),
-    \\qquad u_t \\in (0, \\infty).
-
-Integrating each ``u_t`` over ``(0, w)`` gives back ``w``, so the x-marginal is
-exactly ``p(x)``.  One move is the two exact Gibbs steps
-
-1. ``u | x_old``: independent ``u_1 ~ U(0, a(x_1))``,
-   ``u_t ~ U(0, A(x_{t-1}, x_t))`` (the UNNORMALISED weights as given:
-   ``u_t = A(x_{t-1}, x_t) U`` with ``U ~ U(0, 1)``, so the construction is
-   invariant to any constant rescaling of ``a`` or ``A``);
-2. ``x | u``: ``p(x | u) \\propto 1[u_1 < a(x_1)] prod_t 1[u_t < A(x_{t-1},
-   x_t)] prod_t e_t(x_t) f(x_L)`` -- an HMM whose transition factor is the
-   0/1 indicator ``A(i, j) > u_t`` (the sliced weights are *replaced*
-   by the indicators, not multiplied with them), sampled exactly by forward
-   filtering / backward sampling.
-
-Only the factors that are sliced leave the conditional; emissions and the
-final factor stay as weights.  (Slicing on per-row *normalised* transitions
-``A(i, j) / r_i`` would also be valid only if the row factor ``r_{x_{t-1}}``
-were kept as a weight; slicing directly on ``A`` avoids that.)  The induced
-chain on ``x`` is the data-augmentation kernel
-``K(x, x') = \\int p(u | x) p(x' | u) du``, which satisfies detailed balance
-``p(x) K(x, x') = \\int p(u) p(x | u) p(x' | u) du = p(x') K(x', x)``.
-
-Sparsity: the filtering distributions are stored in compressed sparse form
-and only the states with positive forward mass are propagated: each active
-state adds its mass to every state its row reaches above the slice (above
-``_BEAM_DENSE_MIN_K`` states by a branch-free select over the row, which the
-compiler vectorises: a branch per entry mispredicted often enough to make the
-beam slower than ``ffbs_linear`` at K = 13; with fewer states the branch is
-cheaper), so a step costs O(active states x K) operations but weighs only
-the emissions of the states reached (O(K^2) multiply-adds and K exps for
-``ffbs``).  Rows are not sorted: for the small blocks of the RCD samplers a
-per-call sort cost more than the comparisons it saved.
-
-Diagonal steps: when a slice ``u_t`` is at least the largest weight off the
-diagonal of the row of every state active at ``t - 1``, ``max_{j != i} A(i,
-j)``, the indicator ``A(i, j) > u_t`` is zero for every active ``i`` and
-``j != i``: the only transitions left are ``i -> i`` with ``A(i, i) >
-u_t``. The forward step then carries each active state's mass to
-itself (O(active states)), and the backward step has one state with
-positive weight, ``x_{t-1} = x_t``, so it is set without a draw (a draw
-from a point mass is that point; the move's distribution is unchanged, its
-stream of uniforms shorter). When the self-transitions dominate -- the
-sticky data the beam sampler is meant for -- most slices
-``u_t = A(x_{t-1}, x_t) U`` land above the off-diagonal weights: in settled
-``rcd_beam`` chains (blocks of 64) 64% of the steps after the first of a
-block are diagonal on the 4-state and 69% on the 10-state Gaussian data
-(T = 4000), and the sweep got about 6% and 15% cheaper.
+Numerics, the beam construction and its exactness argument:
+doc/internals.rst, section "Message passing (_messages.py)".
 """
 
 import math
@@ -209,9 +126,8 @@ def _predict(prev, At, pred):
 #: ``_FLUSH`` (relative to the step's total, 1) and an emission factor below
 #: ``exp(_EXP_FLOOR)`` (relative to the step's largest): such values would
 #: otherwise decay into subnormal numbers, on which every arithmetic
-#: operation takes a slow path (an FFBS pass of a 12-state HMM with well
-#: separated means took 2.4 times as long as one of a 10-state HMM; now
-#: 1.2 times). The linear forms never meet them: their emission weights are
+#: operation takes a slow path; paths through them carry relative weight
+#: below 1e-200. The linear forms never meet them: their emission weights are
 #: clamped at ``exp(-300)`` (:func:`linear_weights`) and their transition
 #: weights are predictive probabilities.
 _FLUSH = 1e-280
@@ -224,9 +140,8 @@ def _forward(pred, At, emit, alpha, store, linear):
 
     ``At`` is the TRANSPOSED transition matrix, ``At[j, i] = A(i, j)``: the
     prediction ``pred[j] = sum_i alpha[i] A(i, j)`` is then a dense dot
-    product over a contiguous row, which the compiler vectorises (blocks of
-    32 steps with 5 states: about 25% less time for the whole FFBS than the
-    row-by-row update that skipped zero rows).
+    product over a contiguous row, which the compiler vectorises (a
+    row-by-row update that skips zero rows branches and does not).
 
     ``emit`` ``(L, K)`` are the emission weights: linear if ``linear``, else
     logs (each row then shifted by its maximum over the reachable states and
@@ -446,15 +361,13 @@ def linear_weights(log_w, out, scratch):
     C-contiguous.
 
     The exponential is the branch-free polynomial of :mod:`sk_ihmm._vmath`,
-    which the compiler vectorises (about 1 ns a value, against about 5 for a
-    scalar ``math.exp``), of degree 7: relative error below 6e-9. Such
-    weights are exact for a Metropolis-Hastings proposal as long as both
-    directions use the same values, whatever their error; the error only
-    moves the proposal (by a factor within 1 +- 1e-8 of the intended one).
-    Degree 7 rather than 11 (error 1e-16) takes a quarter off this function
-    (125 blocks of 32 steps x 5 states: 34 -> 25 microseconds), and fused
-    multiply-adds (``fastmath={"contract"}``) a fifth of the rest (47 -> 38
-    microseconds on a slower AVX2 machine). ``log_w`` must not hold NaN.
+    which the compiler vectorises (unlike a scalar ``math.exp``), of degree
+    7: relative error below 6e-9. Such weights are exact for a
+    Metropolis-Hastings proposal as long as both directions use the same
+    values, whatever their error; the error only moves the proposal (by a
+    factor within 1 +- 1e-8 of the intended one), so the cheaper degree 7
+    serves rather than a full-precision one, and fused multiply-adds
+    (``fastmath={"contract"}``) are allowed. ``log_w`` must not hold NaN.
     """
     K, L = log_w.shape
     mx = scratch[K]
@@ -604,8 +517,8 @@ def beam_sample_linear(init, A, emit, final, path_old, rng, out, fwork, iwork):
 
 
 #: Above this many states the beam's forward step accumulates densely and
-#: branch-free (see the module docstring): 1.14 -> 1.00 ms per rcd_beam sweep
-#: on the 10-state data (K about 13), about 2% slower at K = 5.
+#: branch-free, as a branch per entry is mispredicted too often; with fewer
+#: states the branch is cheaper (doc/internals.rst, "Message passing").
 _BEAM_DENSE_MIN_K = 8
 
 
@@ -657,7 +570,7 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
 
     # the largest weight off the diagonal of each row (in wbuf until the
     # backward pass): a slice at or above it for every active state admits
-    # only self-transitions (see "Diagonal steps" in the module docstring)
+    # only self-transitions (doc/internals.rst, "Message passing": diagonal steps)
     off = wbuf
     for i in range(K):
         m = 0.0
@@ -786,7 +699,8 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     ``u_1 ~ U(0, init[x_1])``, ``u_t ~ U(0, trans[x_{t-1}, x_t])`` are drawn
     on the weights of ``path_old``; the new path is then drawn exactly from
     ``p(x | u) ∝ 1[u_1 < init(x_1)] prod_t 1[u_t < trans(x_{t-1}, x_t)]
-    prod_t emit_t(x_t) final(x_L)`` (see the module docstring).
+    prod_t emit_t(x_t) final(x_L)`` (construction and exactness:
+    doc/internals.rst, "Message passing").
 
     Parameters are as in ``ffbs``; ``path_old`` ``(L,)`` is the current path
     (must have positive weight), the new one is written into ``out`` (which
