@@ -7,106 +7,23 @@ sequentially-allocated merge-split sampler of Dahl (2003). A sweep of
 ``"none"``), then ``options["split_merge_trials"]`` (default 3) split-merge
 trials, then the hyperparameter updates.
 
-One trial
----------
-1. Draw two distinct time steps ``t1 != t2`` uniformly (an ordered pair, over
-   all sequences) and the acceptance threshold ``u ~ U(0, 1)``. Let
-   ``a = x[t2]`` and ``b = x[t1]``.
-2. The *fragments* are the maximal runs of consecutive steps of one sequence
-   whose labels are in ``{a, b}``, excluding ``t1`` and ``t2`` themselves.
-   Every step labelled ``a`` or ``b`` other than ``t1`` and ``t2`` is in
-   exactly one fragment, and two fragments are never adjacent (they are
-   separated by ``t1``, ``t2``, a step with another label or a sequence
-   boundary). The fragments are put in a uniformly random order
-   ``F_1, ..., F_U``.
-3. Remove ``F_U, ..., F_1`` with ``remove_seq`` (each removes its emissions,
-   the transition into it, those inside it and the transition out of it),
-   then the emission of ``t1``, the transition into ``t1`` unless it comes
-   from a fragment and the transition out of ``t1`` unless it goes into a
-   fragment (those were removed with the fragment). Every customer whose
-   restaurant or dish can change is now removed: ``t2`` keeps its label, so
-   its transitions to steps outside the fragments and ``t1`` do not change.
-   This gives the reduced seating ``s0`` and ``r_old``, the product of the
-   RCD factors (predictive probability of each removed customer and
-   emission right after its removal). In a merge, right after ``F_i`` is
-   removed, the probability ``P_i`` that the split allocation of step 4
-   gives ``F_i`` its current labels (``b`` in the role of ``c``) is
-   evaluated; ``q_old`` is the product of these (``1`` for a split).
-4. ``t1`` gets its new label -- a fresh label ``c`` (free in ``s0``) for a
-   split (``a == b``), ``a`` for a merge -- and its emission and customers
-   are added back in the reverse order of their removal (emission, out,
-   in). Then ``F_1, ..., F_U`` are allocated and added with ``add_seq`` in
-   turn, collecting ``r*``:
+A trial draws an ordered pair of distinct steps ``t1 != t2`` and the
+threshold ``u``. If they share a label it proposes a split: ``t1`` gets a
+fresh label and the *fragments* (the maximal runs of steps labelled ``a`` or
+``b`` other than ``t1``, ``t2``) are allocated one by one, in random order, by
+FFBS of a two-state HMM on the current seating's predictives. Otherwise it
+proposes the merge of ``b = x[t1]`` into ``a = x[t2]``. The customers and
+emissions of the fragments and ``t1`` are added back in exactly the reverse
+of the order of their removal, so the acceptance ratio is ``(r* / r_old)
+(q_old / q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
 
-   * split: the labels of ``F_i`` are drawn by forward filtering / backward
-     sampling of the two-state HMM over ``{c, a}`` whose weights are the
-     HCRP predictives in the *current* seating (``s0`` plus ``t1`` plus
-     ``F_1 .. F_{i-1}``): initial row of the label before the fragment
-     (``t1``'s new label, ``a``, another label, or restaurant 0 at a
-     sequence start), transitions between the two candidates, posterior
-     predictive emissions, final column of the label after it (nothing at a
-     sequence end). ``q* = prod_i P_i(path_i)`` with each ``P_i`` normalised
-     over the ``2^{L_i}`` restricted paths;
-   * merge: every fragment goes to ``a``; ``q* = 1`` (with early rejection,
-     see below).
-5. Accept when ``u < (r* / r_old) (q_old / q*)``, otherwise replay the undo
-   log (the *exact* old tables) and move the emissions and labels back.
+Invariants: a split and the merge with the same pair are each other's
+reverse; merges are rejected early only for categorical emissions (a
+continuous predictive density can exceed 1); a trial needs one free label,
+checked before any of its random draws.
 
-Exactness
----------
-*Pairing of moves.* The reverse of a split with the ordered pair
-``(t1, t2)`` is the merge with the same pair, and vice versa: after a split
-``x*[t1] = c`` and ``x*[t2] = a``, the steps labelled ``c`` or ``a`` are those
-that had label ``a``, so the fragments are the same set and the merge (which
-sends everything to ``x[t2] = a``) restores the old labels. The pair and the
-order of the fragments are uniform, hence chosen with the same probability in
-both directions, and the ratio is taken conditionally on them.
-
-*Labels are names.* The split gives ``t1`` one deterministic fresh label, and
-``t1`` (label ``c``) and ``t2`` (label ``a``) pin down which block is which,
-so every partition is proposed in exactly one way; the merge empties ``b``
-completely (all its steps are ``t1`` and fragment steps), so ``b`` and ``c``
-are both unused in ``s0`` and the two moves see the same ``s0`` up to
-renaming them.
-
-*r factors and the sequential proposal.* With customers regarded as
-labelled, ``p(s)`` is exchangeable and removing a customer is deterministic
-(drawing its table proportionally to the table sizes is the conditional of
-its forgotten table). The proposal is a path of elementary operations:
-removals, then additions interleaved with the label draws of the split. The
-customers are removed in exactly the reverse of the order in which they are
-added (fragments last-to-first, each by ``remove_seq`` in reverse time
-order, then ``t1``'s in and out customers; ``t1``'s out and in customers,
-then the fragments first-to-last), and likewise for the emissions of each
-label. Then the seating right after removing a customer is the seating right
-before re-adding it in the reverse move, and ``p(new) / p(old)`` times the
-table-choice probabilities of both directions reduces to ``r* / r_old``
-(Makino Eq. 28-32). The allocation of ``F_i`` in a split is drawn on the
-seating ``s0 + t1 + F_1 .. F_{i-1}``; in the merge, ``q_old`` factor ``i`` is
-evaluated right after ``F_i`` has been removed, on ``s_old - F_U - ... -
-F_i``, which is the same seating (``t1``'s customers and emission are removed
-only after all fragments), with ``b`` in the role of ``c``. Both directions
-compute the restricted path probability with the same function on the same
-inputs, so the ratio is exactly ``q(old | new) / q(new | old)``.
-
-*Early rejection of merges* (Makino Section 4.4). The threshold ``u`` is drawn
-first. In a merge, ``r_old`` and ``q_old`` are complete once the removal phase
-ends and ``q* = 1``; the remaining factors are the RCD factors of the customers
-and emissions still to be added. A customer's factor is a probability
-(``<= 1``), so the partial ratio can only decrease -- and an emission factor is
-a probability only for *discrete* emissions: a Gaussian predictive density can
-exceed 1 and raise the ratio again. The trial therefore stops as soon as the
-partial ratio falls to ``u`` or below only for categorical emissions (the
-final ratio would be lower still, so the decision is the one the complete
-computation makes); for continuous emissions every merge is evaluated in full.
-(``q_old`` is complete before the additions start, so it plays no part in the
-monotonicity.)
-
-Capacity. At most ``T`` customers are seated at any time (one per step) and
-every table holds one, so a pool of ``T`` table slots and ``2 T`` undo-log
-rows always suffice; a trial only needs one free label, checked before any
-random draw of the trial (a capacity-driven redraw would bias the choice of
-``t1``, ``t2``).
+Derivation and exactness argument: doc/internals.rst, section "Split-merge
+moves (samplers/_split_merge.py)".
 """
 
 import math
