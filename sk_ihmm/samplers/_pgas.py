@@ -6,103 +6,26 @@ collapsed samplers, the state holds explicit parameters: the root weights
 emission parameters ``phi``. One sweep is
 
 1. ``x | beta, pi, phi`` for every sequence by conditional SMC with ancestor
-   sampling (the current labels of the sequence are the reference
-   trajectory), on the *infinite* state space, expanded lazily;
+   sampling (the current labels are the reference trajectory) on the
+   *infinite* state space, expanded lazily; ``proposal`` is ``"prior"`` or
+   ``"posterior"`` (fully adapted: particles are weighted by how well their
+   state predicts the next observation);
 2. ``(m, o) | x, beta``: root and override table counts (pi integrated out);
-3. ``(alpha, gamma, kappa) | x, m, o`` by the auxiliary-variable updates of
-   :mod:`sk_ihmm._hyper` (beta and pi integrated out), when the problem asks
-   for it;
+3. ``(alpha, gamma, kappa) | x, m, o`` (:mod:`sk_ihmm._hyper`), when asked for;
 4. ``beta | m, gamma ~ Dir(M_1, ..., M_K, gamma)``;
 5. ``pi_j | x, beta ~ Dir(alpha * beta + kappa * delta_j + n_j)`` (row 0
    without ``kappa``);
 6. ``phi_k | x, y`` from the conjugate posterior.
 
-Steps 2-5 form a partially collapsed Gibbs block (pi, then beta, are
-marginalised in the steps that precede their own draw), so the sweep leaves
-``p(x, beta, pi, phi, alpha, gamma, kappa | y)`` invariant.
+Invariants: labels are ``1..K`` and index 0 of every label-indexed array
+holds the *remainder* (``beta[0]`` the root mass of the uninstantiated
+states, ``pi[j, 0]`` the mass row ``j`` gives them); the explicit set of the
+posterior proposal depends on the parameters only, never on the reference
+trajectory; ``log_joint`` is ``log p(x, m, o, y | alpha, gamma, kappa)``, the
+collapsed samplers' joint at the level of table counts.
 
-Storage convention
-------------------
-Labels are ``1..K``; index 0 is free in every label-indexed array and holds
-the *remainder*: ``beta[0]`` is the root mass of all uninstantiated states,
-``pi[j, 0]`` the mass row ``j`` gives them. Row ``pi[0]`` is the start
-distribution. ``phi`` and ``stats`` have a row per label (row 0 unused).
-
-Lazy expansion (Section 3.1)
-----------------------------
-The CSMC is run for the infinite model; an uninstantiated state is realised
-the first time a particle moves into the remainder of a row ``j``, which is
-the event "draw from ``pi_j`` restricted to the uninstantiated states". Its
-root weight is a size-biased pick of the remaining sticks,
-``beta_new = beta[0] * Beta(1, gamma)``; every row splits its remainder with
-``pi[r, new] = pi[r, 0] * Beta(alpha beta_new + [r == j], alpha beta[0]_after)``;
-the row of the new state is ``Dir(alpha beta + kappa delta_new)`` over the
-instantiated states and the remainder; ``phi_new`` is drawn from the prior.
-The ``+ 1`` for the row that *hit* the new state conditions its weight on the
-hit (the weight of the atom a draw lands on is size-biased); without it,
-giving the whole remainder mass to the transition would be inexact. Realised
-values are then fixed parameters shared by all particles, so the CSMC is an
-exact implementation of conditional SMC given infinite ``(beta, pi, phi)``.
-Each move into the remainder realises exactly one state (no retrospective
-walk), so a sweep costs ``O(T N K)`` (``K`` counting the states realised for
-the explicit set of the posterior proposal, below).
-
-Proposals (Section 3.2)
------------------------
-``"prior"``: ``q(k | j) = pi_jk``, incremental weight ``f(y_t | phi_k)``.
-
-``"posterior"``: states of an *explicit set* ``R`` get their emission term,
-all others the conjugate marginal likelihood ``L_t = int f(y_t | phi) H(dphi)``
-(``log_pred`` of empty statistics):
-
-.. math::
-
-    q(k \mid j) \propto \pi_{jk} f(y_t \mid \phi_k) \ (k \in R), \qquad
-    q(k \mid j) \propto \pi_{jk} L_t \ (k \notin R).
-
-The normaliser is ``Z_j(y_t) = sum_{k in R} pi_jk f(y_t | phi_k) + tail_j L_t``
-with ``tail_j`` the mass of row ``j`` outside ``R``; a state outside ``R`` is
-picked in proportion to ``pi_jk`` (realising a new one from the remainder as
-above). Write ``g_k = f(. | phi_k)`` on ``R`` and ``g_k = L`` outside it.
-
-The posterior proposal is *fully adapted*: the particle system at step ``t``
-targets ``p(s_{1:t}, y_{1:t} | params) Z_{s_t}(y_{t+1})`` rather than
-``p(s_{1:t}, y_{1:t} | params)`` (no factor at the last step of a
-sequence, so the final target is unchanged). The incremental weight of a
-particle moving into ``k`` is then ``(f_k / g_k)(y_t) Z_k(y_{t+1})``: ``1``
-times how well ``k`` predicts the next observation for ``k in R``.
-Particles are thus resampled with the next observation in view (an
-auxiliary particle filter) rather than by ``Z_j(y_t)`` of the state they
-came from (plain SMC with the same proposal): on the 10-state benchmark data
-about 1.6% of the labels change per sweep, against 1.2-1.5% with the plain
-weights. With the prior proposal the weight is ``f(y_t | phi_k)``.
-
-``R`` must not depend on the reference trajectory: a conditional SMC whose
-proposal depends on the reference (as "the instantiated states", i.e. the
-states the current labels use, would) is not invariant in general. Here
-``R = {k : beta_k > eps}`` (``eps = 1e-3``), a function of the parameters
-only: before the CSMC, unused states are realised from their prior
-(conditionally on the instantiated ones) until the root remainder is below
-``eps``, so that every state with ``beta_k > eps`` is explicit; states
-realised during the CSMC have ``beta_k < eps`` and stay outside ``R``.
-Realising unused states before the CSMC draws parameters the labels do not
-involve from their exact conditional (the prior given the instantiated
-ones), so it is part of the Gibbs step. ``phi_new`` must come from the prior
-too: it becomes a parameter shared by every particle, and drawing it from its
-posterior given ``y_t`` (as the paper suggests) would make the shared
-parameters depend on one particle's path.
-
-Ancestor sampling (Section 3.3): the reference picks its ancestor at ``t``
-with probability ``propto w_{t-1}^i gamma_T(x^i_{1:t-1}, x'_{t:T}) /
-gamma_{t-1}(x^i_{1:t-1})`` for the targets ``gamma`` above: ``w_{t-1}^i
-pi(x'_t | x^i_{t-1})`` with the prior proposal, and ``w_{t-1}^i pi(x'_t |
-x^i_{t-1}) / Z_{x^i_{t-1}}(y_t) = (f / g)(y_{t-1} | x^i_{t-1}) pi(x'_t |
-x^i_{t-1})`` with the posterior one (the lookahead factor cancels).
-
-``log_joint`` is ``log p(x, m, o, y | alpha, gamma, kappa)`` with ``beta``,
-``pi`` and the emission parameters integrated out and the table seating
-summed out (unsigned Stirling numbers of the first kind), i.e. the
-collapsed samplers' ``log p(x, tables, y)`` at the level of table *counts*.
+Derivation and exactness argument: doc/internals.rst, section "Particle Gibbs
+(samplers/_pgas.py)".
 """
 
 import math
@@ -123,7 +46,7 @@ __all__ = ["PGASState", "init", "step"]
 _PROPOSALS = ("posterior", "prior")
 
 #: Root weight above which a state is in the explicit set of the posterior
-#: proposal (see the module docstring).
+#: proposal (doc/internals.rst, "Particle Gibbs").
 _EXPLICIT_MASS = 1e-3
 
 
@@ -150,7 +73,8 @@ class PGASState:
     stats : ndarray of shape (K + 1, n_stats)
         Emission sufficient statistics per label (row 0 unused).
     log_joint : float
-        ``log p(x, m, o, y | alpha, gamma, kappa)``, see the module docstring.
+        ``log p(x, m, o, y | alpha, gamma, kappa)``, see the module docstring
+        and doc/internals.rst, "Particle Gibbs".
     """
 
     def __init__(self, x, conc):
@@ -413,10 +337,8 @@ def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior, bits):
     (:data:`sk_ihmm.emissions.SHIFTED_FLOOR`). The explicit states' parameters
     do not change during a CSMC sweep, so the terms are computed ahead, a
     chunk at a time; the exponentials by the vectorised
-    :func:`sk_ihmm._vmath.exp_inplace` (``bits``: scratch of ``ef``'s size).
-    NumPy's ``exp`` is vectorised for float64 only on CPUs with AVX-512: on
-    an AVX2 machine these terms took 0.62 of the 1.57 ms of a 10-state sweep
-    with it, and take 0.19 ms with ``exp_inplace``.
+    :func:`sk_ihmm._vmath.exp_inplace` (``bits``: scratch of ``ef``'s size),
+    as NumPy's ``exp`` is vectorised for float64 only on CPUs with AVX-512.
     """
     for c in range(n):
         ef[c, 0] = l_prior[start + c]
@@ -537,9 +459,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
     (:func:`_proposal_row`) for the step ``z_stamp[2 j + p]`` (a global time
     index of parity ``p``). No array is reassigned or allocated here: the
     driver grows them between calls, and the loop is compiled without
-    reference counting (:func:`sk_ihmm._nrt.nrt_free`; the sweep from a saved
-    10-state state went from 0.885-0.889 to 0.873-0.883 ms, four pinned
-    pairs).
+    reference counting (:func:`sk_ihmm._nrt.nrt_free`).
     """
     rng = as_generator(rng)
     n_changed = 0
@@ -744,15 +664,16 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     The posterior proposal is *fully adapted* (an auxiliary particle filter,
     which is plain SMC on the targets ``p(s_{1:t}, y_{1:t}) Z_{s_t}(y_{t+1})``):
     the weight of a particle entering ``s_t = k`` is ``(f_k / g_k)(y_t)
-    Z_k(y_{t+1})``, with ``g`` and ``Z`` of the module docstring (``f / g = 1``
-    on the explicit set ``1..K0``; no ``Z`` at the last step), so particles are
-    resampled by how well their state predicts the *next* observation. Its
+    Z_k(y_{t+1})``, with ``g`` and ``Z`` of doc/internals.rst, "Particle
+    Gibbs" (``f / g = 1`` on the explicit set ``1..K0``; no ``Z`` at the
+    last step), so particles are resampled by how well their state predicts
+    the *next* observation. Its
     ancestor-sampling weights are ``w_{t-1}^i pi(x'_t | s^i_{t-1}) /
     Z_{s^i_{t-1}}(y_t) = (f / g)(y_{t-1}) pi(x'_t | s^i_{t-1})``. The proposal
     row of a state is computed once per step however many particles share it,
     and so is a particle's weight, a function of the state it enters. When
-    the free particles all move from one state (about 80-90% of the steps of
-    a settled chain on the 4- and 10-state data) and the likeliest explicit
+    the free particles all move from one state (most steps of a settled
+    chain) and the likeliest explicit
     state ``k`` of that row has probability ``p >= 1/2``, the ``N - 1`` moves
     are drawn as one multinomial: ``Binomial(N - 1, p)`` of them enter ``k``
     (:func:`_binomial_from_top`, one uniform) and only the others are drawn
