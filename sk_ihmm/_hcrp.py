@@ -1,55 +1,34 @@
 """Seating state of the hierarchical Chinese restaurant process (HCRP-HMM).
 
-Conventions (see ``doc/model.rst``)
------------------------------------
-* Restaurant ``0`` is the *start* restaurant; restaurant ``k >= 1`` belongs to
-  hidden state ``k``. Dishes are hidden states, labelled ``1 .. capacity-1``.
-  Label ``0`` is never a dish. A sequence ``x_1..x_T`` is the customers
-  ``0 -> x_1, x_1 -> x_2, ..., x_{T-1} -> x_T`` (a customer of restaurant ``j``
-  eating dish ``k`` is one transition ``j -> k``).
-* The start restaurant has concentration ``alpha``; a state restaurant has
-  ``alpha + kappa``. A new table in state restaurant ``j`` serves dish ``j``
-  as an *override* with probability ``kappa / (alpha + kappa)`` (sticky
-  HDP-HMM) and otherwise sends one customer to the root, a CRP with
-  concentration ``gamma`` whose tables are the dishes.
+Conventions (``doc/model.rst``): restaurant ``0`` is the *start* restaurant,
+restaurant ``k >= 1`` belongs to hidden state ``k``; dishes are hidden
+states, labelled ``1 .. capacity-1`` (label ``0`` is never a dish); a
+customer of restaurant ``j`` eating dish ``k`` is one transition ``j -> k``. A
+new table of state restaurant ``j`` serves dish ``j`` as a sticky *override*
+with probability ``kappa / (alpha + kappa)``, otherwise it sends one customer
+to the root, a CRP with concentration ``gamma`` whose tables are the dishes.
 
-Tables are stored explicitly (the r-factors of the RCD sampler do not need the
-table of each customer, but removing a customer must know whether its table
-empties). Each (restaurant, dish) pair has a singly linked list of tables in a
-pool of table slots, in the order they opened (so that a table drawn
-proportionally to its size is found early in the list; see
-:func:`_pick_table`). Every change goes through :func:`add_customer` /
-:func:`remove_customer`, which append to an undo log; :func:`undo` restores
-the *exact* previous seating (re-adding the old customers would not — Makino
-et al. 2011, Section 3).
-
-Storage
--------
-The seating is six arrays, the fields of the :class:`Seating` named tuple:
-
-* ``mat`` ``(3, C, C)`` int64, indexed ``[N | M | HEAD, j, k]``: customers of
-  restaurant ``j`` eating dish ``k``, its root (non-override) tables, and the
-  first table of the pair in the pool (``-1``: none);
-* ``vec`` ``(4, C)`` int64, indexed ``[O | NJ | MK | OCC, k]``: override tables
-  of state restaurant ``k``, customers of restaurant ``k``, root customers
-  (= root tables below) of dish ``k``, time steps assigned to state ``k``;
-* ``tab`` ``(P, 3)`` int64, indexed ``[t, SIZE | NEXT | OVER]``: customers at
-  table slot ``t``, next table of the same pair (or next free slot), 1 for an
-  override table;
-* ``log`` ``(U, 4)`` int64: undo-log rows ``(op, j, k, table)``;
-* ``scal`` ``(6,)`` int64: totals, see ``_M_TOT`` .. ``_N_TABLES``;
-* ``conc`` ``(3,)`` float64: ``alpha, gamma, kappa``.
-
-The table routines take these six arrays as arguments (a sampler kernel
-unpacks its ``Seating`` once: ``mat, vec, tab, log, scal, conc = s``); the
-label queries take ``vec`` alone, :func:`clear_log` ``scal`` and
-:func:`pred_prob` the counts it reads. Numba takes a reference count -- an
-atomic increment and decrement -- for every field read from a named tuple and
-for every array an inlined function binds, and inside loops that call other
-compiled code it cannot elide them; a few arrays instead of thirteen halved
-the cost of a customer move. ``Seating`` also offers the thirteen classic
-views (``s.n``, ``s.tsize``, ...) for Python code and tests. Capacities grow
+Tables are stored explicitly, one linked list of table slots per (restaurant,
+dish) pair, in opening order. Every change goes through :func:`add_customer`
+/ :func:`remove_customer`, which append to an undo log; :func:`undo` restores
+the *exact* previous seating (Makino et al. 2011, Section 3). Capacities grow
 by doubling in Python (:func:`grow`); kernels report, never overflow.
+
+The seating is six arrays, the fields of :class:`Seating`, which a kernel
+unpacks once (``mat, vec, tab, log, scal, conc = s``):
+
+* ``mat`` ``(3, C, C)`` int64 ``[N | M | HEAD, j, k]``: customers, root
+  (non-override) tables, first table slot of the pair (``-1``: none);
+* ``vec`` ``(4, C)`` int64 ``[O | NJ | MK | OCC, k]``: override tables and
+  customers of restaurant ``k``, root customers (= root tables below) of dish
+  ``k``, time steps assigned to state ``k``;
+* ``tab`` ``(P, 3)`` int64 ``[t, SIZE | NEXT | OVER]``: customers at slot
+  ``t``, next table of the pair (or next free slot), 1 for an override;
+* ``log`` ``(U, 4)`` int64, undo-log rows ``(op, j, k, table)``; ``scal``
+  ``(6,)`` int64, totals (``_M_TOT`` .. ``_N_TABLES``); ``conc`` ``(3,)``
+  float64, ``alpha, gamma, kappa``.
+
+Why this layout: doc/internals.rst, section "The seating (_hcrp.py)".
 """
 
 from collections import namedtuple
@@ -293,11 +272,8 @@ def _pick_table(mat, tab, j, k, u):
     Any order of the list gives that distribution; the walk is short when
     the large tables come first. :func:`_open_table` appends a new table at
     the tail, so a list keeps the order in which its tables opened, and in a
-    CRP the earliest tables are the largest. On the 4-state Gaussian data
-    (a settled ``rcd_blocked`` chain) a size-biased pick visits 1.49 tables
-    on average, against 3.69 when new tables went to the head and 1.45 in
-    the best order (sizes decreasing); the ``rcd_blocked`` sweep is about
-    10% faster for it."""
+    CRP the earliest tables are the largest: the walk visits close to the
+    fewest tables any order would."""
     ui = int(u)
     t = mat[HEAD, j, k]
     acc = tab[t, SIZE]
