@@ -10,8 +10,7 @@ __all__ = ["compact_labels"]
 def compact_labels(x):
     """Relabel ``x`` (labels >= 1; 0 is reserved) in place to ``1..K`` by first appearance.
 
-    One pass over ``x``: about 6 ms per million steps here, against 50 ms
-    for ``np.unique(x)`` and 130 ms with ``return_index`` (both sort).
+    One pass over ``x``, no sort (``np.unique`` sorts).
 
     Returns
     -------

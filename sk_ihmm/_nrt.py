@@ -1,12 +1,10 @@
 """Reference-count hygiene for the numba kernels.
 
-Numba's runtime (NRT) counts references to every array: binding an array
-argument of a call, inlined calls included, or creating a view takes a
-reference -- an atomic increment, and a decrement where the variable dies.
-An LLVM pass removes the pairs it can prove redundant, but its patterns
-miss many of those in a branchy inlined kernel, and the survivors cost more
-than the arithmetic: on a customer move (:func:`sk_ihmm._hcrp.add_customer`
-and ``remove_customer``) they were about half of the time.
+Numba's runtime (NRT) takes a reference -- an atomic increment and decrement
+-- for every array argument it binds and every view it creates, and the pass
+that removes redundant pairs misses many in branchy inlined kernels, where
+they can cost more than the arithmetic (doc/internals.rst, "Writing
+kernels").
 
 Two tools, used by the shared kernels:
 

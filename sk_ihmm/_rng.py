@@ -3,11 +3,10 @@
 Every kernel draws its randomness from a ``numpy.random.Generator`` that the
 caller passes in (numba's global RNG is never used), which makes the chains
 reproducible and independent of ``n_jobs``. Passing the Generator object
-itself costs about 6 microseconds per call, though: numba types it through
-Python and unboxes it with three ``ctypes.cast`` calls (for the function
-pointers of its bit generator). A sweep makes one to three such calls; on a
-short sequence (T = 500, a sweep of about 60 microseconds) that was the
-largest single cost outside the kernels.
+itself is slow, though: numba types it through Python and unboxes it with
+three ``ctypes.cast`` calls (for the function pointers of its bit
+generator), which on a short sequence costs more than anything else outside
+the kernels.
 
 :func:`generator_handle` reads those addresses once into a small ``uint64``
 array -- an ordinary array argument, typed and unboxed in C -- and
@@ -17,7 +16,7 @@ draws are exactly those of passing the Generator (``tests/test_rng.py``).
 Given a Generator, :func:`as_generator` returns it, so every kernel accepts
 either. The handle borrows the Generator's memory: it is valid only while the
 caller holds the Generator, which is why the drivers make it per call
-(:func:`generator_handle` costs well under a microsecond) rather than keep it.
+(it is cheap) rather than keep it.
 
 This relies on numba's data model for ``Generator`` values (a struct of the
 bit generator's state address and ``next_*`` function pointers; written

@@ -45,8 +45,9 @@ Every family exposes the same small interface, shared by all samplers:
   They take whole arrays and row indices rather than row views, and the
   per-observation ones are inlined into their callers: numba takes a
   reference count (an atomic increment and decrement) for every view it
-  creates and every array it passes to a compiled call, which cost about
-  40 ns per call in the samplers' inner loops, several times the arithmetic.
+  creates and every array it passes to a compiled call, which in the
+  samplers' inner loops costs several times the arithmetic
+  (doc/internals.rst, "Writing kernels").
 
 Per-state statistics are rows of one ``(capacity, n_stats)`` float array,
 observations are rows of one ``(n_timesteps, n_features)`` float array (a
@@ -202,8 +203,8 @@ def _lgamma_half_step(a):
     ``(-1)^n (B_n(1/2) - B_n) / (n (n - 1))``, ``B_n`` Bernoulli numbers and
     polynomials), whose first omitted term is below 2e-19 there; this is
     more accurate than the difference of two ``lgamma`` (about ``a log(a)``
-    each, so an absolute rounding error of 1e-12 at ``a = 1000``) and about
-    three times cheaper.
+    each, so an absolute rounding error of 1e-12 at ``a = 1000``) and
+    cheaper.
     """
     if a >= _HALF_STEP_SERIES_MIN:
         r = 1.0 / a
@@ -339,10 +340,9 @@ def _gauss_log_marginal(stats, k, hyp):
 
     For ``a_n >= 30``, ``lgamma(a) = (a - 1/2) log(a) - a + log(2 pi) / 2 +``
     :func:`_stirling_tail`, and the logs combine into ``a_n log(a_n / b_n) -
-    log(a_n lam_n) / 2``: two logs instead of ``lgamma`` and three, about 30
-    instead of 65 ns on the machine measured (a blocked RCD move reads a few
-    marginals per block). Its rounding error is that of the terms of size
-    ``a_n log(a_n)``, as for ``lgamma``.
+    log(a_n lam_n) / 2``: two logs instead of ``lgamma`` and three (a
+    blocked RCD move reads a few marginals per block). Its rounding error is
+    that of the terms of size ``a_n log(a_n)``, as for ``lgamma``.
     """
     if stats[k, 8] != 0.0:
         return stats[k, 9]
@@ -1284,7 +1284,7 @@ def _gauss_add_labelled(stats, x, Y):
     # pass sums a run of equal labels in registers and adds it to the label's
     # row when the run ends: adding every observation to the row would make
     # each addition wait for the store of the one before (labels come in long
-    # runs); 22 -> 16 us for 4,000 steps
+    # runs)
     C = stats.shape[0]
     n = np.zeros(C)
     mean = np.zeros(C)
@@ -1396,9 +1396,8 @@ def _gauss_shifted_block(param, n, Y, start, length, out):
 #: :func:`shifted_param_loglik_block` clamps its shifted log terms here:
 #: ``exp`` of them then stays in the normal floating-point range, where
 #: :func:`sk_ihmm._vmath.exp_inplace` is defined and numpy's ``exp`` is fast
-#: (below about -708 its result is subnormal or zero, and it took 25 to 160
-#: times as long per value). A term is raised at most to ``exp(-700)``,
-#: about 1e-304, of the step's largest.
+#: (below about -708 its result is subnormal or zero, a slow path). A term is
+#: raised at most to ``exp(-700)``, about 1e-304, of the step's largest.
 SHIFTED_FLOOR = -700.0
 
 
