@@ -98,9 +98,8 @@ def _cat_log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out):
 @njit(cache=True)
 def _cat_log_proposal_block(stats, labels, n_labels, hyp, Y, start, length, out, work):
     # the values of _cat_log_pred_block, label-major, from a table of each
-    # label's log predictive per symbol (work[:n_sym]): on Sequence 1 (5
-    # symbols, blocks of 32 steps) 6 logs per label instead of 33, which
-    # took a quarter of a blocked sweep
+    # label's log predictive per symbol (work[:n_sym]): one log per symbol
+    # rather than one per step (called when the symbols are no more than the steps)
     n_sym = stats.shape[1] - 1
     a = hyp[0]
     for c in range(n_labels):
