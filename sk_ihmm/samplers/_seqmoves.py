@@ -1,36 +1,29 @@
 """Remove and re-add a contiguous piece of a state sequence (Makino et al. 2011).
 
-These are Algorithms 6 (``removeSeq``) and 7 (``addSeq``) of Makino et al.
-(2011), written as standalone numba kernels so that every RCD move that
-resamples whole stretches of the state sequence (the blocked and beam
-samplers, split-merge) can share them.
+Algorithms 6 (``removeSeq``) and 7 (``addSeq``) of Makino et al. (2011), as
+standalone numba kernels shared by every RCD move that resamples whole
+stretches of the state sequence (the blocked and beam samplers, split-merge).
 
 A *block* is the run of time steps ``b .. b + L - 1`` of one sequence with
-labels ``xb`` (``L = len(xb)``). Its customers are
+labels ``xb``. Its customers are the transition into it, ``prev -> xb[0]``
+(``prev`` is the label of step ``b - 1``, or the start restaurant ``0`` when
+``b`` starts a sequence), the transitions inside it, and the transition out
+of it, ``xb[L - 1] -> nxt`` (``nxt`` is the label of step ``b + L`` when that
+step is in the same sequence, ``-1`` otherwise); its emissions are
+``Y[b .. b + L - 1]``.
 
-* the transition into the block, ``prev -> xb[0]``, where ``prev`` is the
-  label of step ``b - 1`` or the start restaurant ``0`` when ``b`` starts a
-  sequence;
-* the transitions ``xb[l - 1] -> xb[l]`` inside the block;
-* the transition out of the block, ``xb[L - 1] -> nxt``, where ``nxt`` is the
-  label of step ``b + L`` when that step belongs to the same sequence
-  (``nxt = -1`` otherwise: nothing follows the block);
-
-and its emissions are ``Y[b .. b + L - 1]``.
-
-Both kernels return the log of the product of the RCD factors ``r_l``
-(Makino Eq. 28-32): the predictive probability of each customer (``get_prob``)
-and of each emission (``log_pred``) evaluated in the seating and statistics
-*without* it -- right after its removal, or right before its addition. The
-customers are added in time order and removed in the reverse order, so the
-factors of ``remove_seq`` are those ``add_seq`` would collect when seating the
-same labels again. The emission factors of a block are exchangeable, so they
-are taken together, from :func:`sk_ihmm.emissions.move_block` (in closed
-form for the Gaussian families). Every seating change goes through
-:func:`sk_ihmm._hcrp.add_customer` / :func:`~sk_ihmm._hcrp.remove_customer`
-and is therefore recorded in the undo log: the caller clears the log before a
-move and calls :func:`sk_ihmm._hcrp.undo` to reject it. Emission statistics
-and occupancies are not logged; :func:`move_emissions` puts them back.
+Both kernels return the log of the product of the RCD factors (Makino Eq.
+28-32): the predictive probability of each customer and emission evaluated
+*without* it -- right after its removal, or right before its addition.
+Invariants: customers are added in time order and removed in the reverse
+order, so the factors of ``remove_seq`` are those ``add_seq`` would collect
+when seating the same labels again; the emission factors of a block are
+exchangeable and taken together (:func:`sk_ihmm.emissions.move_block`); every
+seating change goes through :func:`sk_ihmm._hcrp.add_customer` /
+:func:`~sk_ihmm._hcrp.remove_customer` and so into the undo log (the caller
+clears it before a move and calls :func:`sk_ihmm._hcrp.undo` to reject);
+emission statistics and occupancies are not logged, :func:`move_emissions`
+puts them back.
 """
 
 import math
