@@ -37,7 +37,7 @@ extensions = [
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "screenshots"]
 html_theme = "alabaster"
 html_theme_options = {
     "description": "Bayesian nonparametric HMMs with a scikit-learn interface",
