@@ -4,8 +4,8 @@ A KeyboardInterrupt raised while compiled (numba) code runs can surface
 inside numba's own calls back into Python and crash the interpreter (a
 segmentation fault, or a ``SystemError``). Inside :func:`deferred_interrupts`
 SIGINT only records the request; the drivers call :func:`check_interrupt`
-between kernel calls (after every sweep, between the snapshots of a score),
-which raises the KeyboardInterrupt there. Nested uses share one request flag.
+between kernel calls (after every sweep, between the chunks of a particle
+filter), which raises the KeyboardInterrupt there. Nested uses share one request flag.
 
 Chains run by joblib workers cannot see the parent's flag. During a
 parallel round the parent holds a *stop file* (:func:`stop_file`): its SIGINT

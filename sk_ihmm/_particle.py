@@ -234,6 +234,5 @@ def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng)
     out = np.empty((len(snapshots), Y.shape[0]))
     kern = (problem.fam, problem.hyp, problem.n_stats, None)
     for i, snap in enumerate(snapshots):
-        check_interrupt()      # Ctrl-C between the compiled filters (sk_ihmm._interrupt)
         out[i] = particle_filter(kern, Y, seq_first, snap, n_particles, rng)[0]
     return out

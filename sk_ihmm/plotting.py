@@ -68,7 +68,7 @@ def plot_trace(model, keys=("n_states", "log_joint", "alpha", "gamma"), fig=None
         fig.clear()
     axes = fig.subplots(len(keys), 1, sharex=True, squeeze=False)[:, 0]
     # the fitted burn-in: after rounds or a warm start it is not the n_burnin parameter
-    n_burnin = int(getattr(model, "n_burnin_", model.n_burnin))
+    n_burnin = int(model.n_burnin_)
     n_chains = np.asarray(model.trace_[keys[0]]).shape[0]
     for ax, key in zip(axes, keys):
         values = np.asarray(model.trace_[key])
