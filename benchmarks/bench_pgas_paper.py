@@ -152,7 +152,7 @@ def learned_transitions(state, fam, hyp):
     """Row-normalised transition counts of the used states, ordered by mean."""
     labels = np.unique(state.x)
     counts = np.asarray(state.n, float)[np.ix_(labels, labels)]
-    means = fam._summary(np.asarray(state.stats)[labels], hyp)["means_"][:, 0]
+    means = fam.summary(np.asarray(state.stats)[labels], hyp)["means_"][:, 0]
     order = np.argsort(means)
     counts = counts[np.ix_(order, order)]
     rows = counts.sum(axis=1, keepdims=True)

@@ -17,7 +17,7 @@ from ._hcrp import count_log_joint, log_stirling_for
 from ._interrupt import check_interrupt, deferred_interrupts, ignore_interrupts_in_worker
 from ._labels import compact_labels
 from ._progress import ChainProgress
-from .emissions import log_marginal_sum, log_prior_predictive
+from .emissions import log_marginal_sum, log_prior_predictive, missing_aware
 from .samplers import get_sampler
 
 Problem = namedtuple(
@@ -29,7 +29,7 @@ Problem = namedtuple(
         "starts",       # (n_sequences,) int64: first step of each sequence
         "ends",         # (n_sequences,) int64: one past its last step
         "emission",     # EmissionFamily instance
-        "fam",          # its integer code for the numba dispatch in sk_ihmm.emissions
+        "fam",          # its tag, the first argument of the kernels of sk_ihmm.emissions
         "hyp",          # float64 hyperparameters of the emission kernels
         "dim",          # family dimension (symbols or features)
         "n_stats",      # length of a row of sufficient statistics
@@ -45,7 +45,7 @@ _UNIT_PRIORS = ((1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
 
 
 def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UNIT_PRIORS,
-                 resample=(True, True, False), options=None, emission_prior=None):
+                 resample=(True, True, False), options=None, emission_prior=None, missing=False):
     """Build a :class:`Problem` from validated observations.
 
     Parameters
@@ -63,6 +63,10 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     emission_prior : dict or None
         The family's :meth:`~sk_ihmm.emissions.EmissionFamily.resolve_prior`
         on ``Y``, if already computed (``None``: resolved here).
+    missing : bool
+        Rows of ``Y`` whose first column is NaN are missing observations
+        (the kernels get :func:`~sk_ihmm.emissions.missing_aware` of the
+        family's tag).
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     T = Y.shape[0]
@@ -72,12 +76,13 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     last = np.zeros(T, bool)
     last[ends - 1] = True
     # data-scaled defaults resolved on all training sequences
-    hyp = family._hyp(dim, Y, emission_prior)
+    hyp = family.hyperparameters(dim, Y, emission_prior)
+    fam = missing_aware(family.tag) if missing else family.tag
+    n_stats = family.n_stats(dim)
     return Problem(
         Y=Y, seq_first=first, seq_last=last, starts=np.flatnonzero(first).astype(np.int64),
-        ends=ends.astype(np.int64), emission=family, fam=family.code,
-        hyp=hyp, dim=dim, n_stats=family._n_stats(dim),
-        prior_pred=log_prior_predictive(family, Y, dim, hyp),
+        ends=ends.astype(np.int64), emission=family, fam=fam,
+        hyp=hyp, dim=dim, n_stats=n_stats, prior_pred=log_prior_predictive(fam, n_stats, hyp, Y),
         conc0=tuple(float(c) for c in conc0),
         # arrays, as the samplers' kernels take them (no conversion per sweep)
         priors=np.array(priors, dtype=np.float64).reshape(3, 2),

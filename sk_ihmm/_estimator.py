@@ -28,7 +28,7 @@ from ._compile_clock import compile_clock
 from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
-from .emissions import EmissionFamily, log_emission_matrix, make_emission
+from .emissions import FAMILIES, EmissionFamily, log_emission_matrix, make_emission, missing_aware
 from .samplers import SAMPLERS
 
 __all__ = ["InfiniteHMM"]
@@ -122,9 +122,19 @@ class InfiniteHMM(BaseEstimator):
         passed the convergence checks on more of the generated sets of
         ``benchmarks/results/defaults.txt`` than ``rcd_gibbs``.
     emission : str or EmissionFamily, default="gaussian"
-        ``"categorical"``, ``"gaussian"``, ``"multivariate_gaussian"`` or an
-        instance of :mod:`sk_ihmm.emissions` (whose parameters can be tuned as
-        ``emission__<name>``).
+        A family's name (``"gaussian"``, ``"multivariate_gaussian"``,
+        ``"categorical"``, ``"poisson"``, or any registered with
+        :func:`sk_ihmm.emissions.register_family`) or an instance of
+        :mod:`sk_ihmm.emissions` (whose parameters can be tuned as
+        ``emission__<name>``). ``"gaussian"`` is the Gaussian family for any
+        number of columns.
+    allow_missing : bool, default=False
+        Treat rows of ``X`` holding a NaN as missing observations, in
+        ``fit``, ``predict``, ``predict_proba`` and ``score``: a missing step
+        adds no emission likelihood, but its state is still sampled (and
+        predicted) through the transitions, and ``score`` and
+        ``perplexity`` leave it out. A row with a NaN in any column is
+        missing as a whole. ``False``: a NaN is an error.
     alpha, gamma, kappa : float, default=1.0, 1.0, 0.0
         Concentrations (starting values when resampled). ``kappa > 0`` gives
         the sticky HDP-HMM.
@@ -293,7 +303,9 @@ class InfiniteHMM(BaseEstimator):
 
     _parameter_constraints = {
         "sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"})],
-        "emission": [StrOptions({"categorical", "gaussian", "multivariate_gaussian"}), EmissionFamily],
+        # a live view: a family registered later is accepted too
+        "emission": [StrOptions(FAMILIES.keys()), EmissionFamily],
+        "allow_missing": ["boolean"],
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "kappa": [Interval(Real, 0, None, closed="left")],
@@ -328,6 +340,7 @@ class InfiniteHMM(BaseEstimator):
         self,
         sampler="rcd_blocked",
         emission="gaussian",
+        allow_missing=False,
         alpha=1.0,
         gamma=1.0,
         kappa=0.0,
@@ -359,6 +372,7 @@ class InfiniteHMM(BaseEstimator):
     ):
         self.sampler = sampler
         self.emission = emission
+        self.allow_missing = allow_missing
         self.alpha = alpha
         self.gamma = gamma
         self.kappa = kappa
@@ -391,25 +405,27 @@ class InfiniteHMM(BaseEstimator):
     # ------------------------------------------------------------------ input
     def _check_data(self, X, lengths, sequence_ids, reset):
         family = make_emission(self.emission) if reset else self._family
-        categorical = family.name == "categorical"
         X = validate_data(
-            self, X, reset=reset, dtype=None if categorical else np.float64,
-            ensure_all_finite=True, ensure_min_samples=1,
+            self, X, reset=reset, dtype=None if family.discrete else np.float64,
+            ensure_all_finite="allow-nan", ensure_min_samples=1,
         )
+        if not self.allow_missing and X.dtype.kind == "f" and np.isnan(X).any():
+            raise ValueError(
+                f"Input X contains NaN ({int(np.isnan(X).any(axis=1).sum())} rows). Pass "
+                "allow_missing=True to treat rows with a NaN as missing observations, or impute "
+                "them (sklearn.impute) in a Pipeline."
+            )
         if reset and isinstance(self.emission, str):
             # "gaussian" is the Gaussian family for the data's number of columns
             family = make_emission(self.emission, X.shape[1])
-        if categorical:
-            Y = family._check_X(X, None if reset else self._dim)
-        else:
-            Y = family._check_X(X)
-            largest = float(np.max(np.abs(Y))) if Y.size else 0.0
-            if largest > _MAX_ABS_VALUE:
-                raise ValueError(
-                    f"X has a value of magnitude {largest:.3g}; the Gaussian emissions work with "
-                    f"squares of the data, which overflow beyond {_MAX_ABS_VALUE:.0e}. Rescale "
-                    "the data (for example with sklearn.preprocessing.StandardScaler in a Pipeline)."
-                )
+        Y = family.check_X(X, None if reset else self._dim)
+        missing = np.isnan(Y).any(axis=1)
+        if missing.any():
+            # a row with a NaN is missing as a whole; the kernels test column 0
+            Y = Y.copy()
+            Y[missing] = np.nan
+            if reset and missing.all():
+                raise ValueError("Every row of X is missing (NaN); fit needs observed rows.")
         Y = np.ascontiguousarray(Y, dtype=np.float64)
         starts, lens = _sequence_bounds(Y.shape[0], lengths, sequence_ids)
         first, last = _boundary_flags(Y.shape[0], starts, lens)
@@ -433,7 +449,7 @@ class InfiniteHMM(BaseEstimator):
         return make_problem(
             family, Y, dim, lens, conc0=(self.alpha, self.gamma, self.kappa), priors=priors,
             resample=(resample, resample, resample and self.kappa_prior is not None),
-            options=options, emission_prior=emission_prior,
+            options=options, emission_prior=emission_prior, missing=_has_missing(Y),
         )
 
     # -------------------------------------------------------------------- fit
@@ -482,11 +498,11 @@ class InfiniteHMM(BaseEstimator):
                 f"Sampler {self.sampler!r} is not available in this build; available: "
                 f"{sorted(SAMPLERS)}."
             )
-        make_emission(self.emission)._validate_params()
+        make_emission(self.emission).validate_params()
         family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
         self._family = family
-        _warn_integer_codes(family, Y)
-        dim = family._dim(Y) if family.name != "categorical" else family._resolve_n_symbols(Y)
+        family.warn_data(Y)
+        dim = family.dimension(Y)
         self._dim = dim
         self.emission_prior_ = family.resolve_prior(Y, dim)
         problem = self._problem(family, Y, lens, dim, self.emission_prior_)
@@ -619,7 +635,7 @@ class InfiniteHMM(BaseEstimator):
         self.startprob_ = pi[0]
         self.transmat_ = pi[1:]
         self.alpha_, self.gamma_, self.kappa_ = float(alpha), float(gamma), float(kappa)
-        for key, val in self._family._summary(snap.stats[1:], self._problem_.hyp).items():
+        for key, val in self._family.summary(snap.stats[1:], self._problem_.hyp).items():
             setattr(self, key, val)
 
     # ---------------------------------------------------------------- predict
@@ -627,7 +643,11 @@ class InfiniteHMM(BaseEstimator):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
         # a writable copy: log_pred caches predictive constants in the rows
-        return log_emission_matrix(prob.fam, np.array(snap.stats[1:]), prob.hyp, Y)
+        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:]), prob.hyp, Y)
+
+    def _tag_for(self, Y):
+        """The kernels' tag for observations ``Y`` (missing-aware if needed)."""
+        return missing_aware(self._family.tag) if _has_missing(Y) else self._family.tag
 
     def _decode(self, X, lengths, sequence_ids, posterior):
         check_is_fitted(self, "state_samples_")
@@ -730,7 +750,7 @@ class InfiniteHMM(BaseEstimator):
             for i, (s, L) in enumerate(zip(starts, lens)):
                 ll = snapshot_log_likelihoods(
                     self._problem_, snaps, Y[s:s + L], first[s:s + L], int(self.n_score_particles),
-                    rng,
+                    rng, fam=self._tag_for(Y[s:s + L]),
                 )
                 out[i] = float(np.sum(logsumexp(ll, axis=0) - np.log(ll.shape[0])))
         return out
@@ -797,8 +817,10 @@ class InfiniteHMM(BaseEstimator):
         -------
         perplexity : float
         """
-        n = np.asarray(X).shape[0]
-        return float(np.exp(-self.score(X, lengths=lengths, sequence_ids=sequence_ids) / n))
+        score = self.score(X, lengths=lengths, sequence_ids=sequence_ids)
+        # missing rows are not predicted, so they do not count
+        _, Y, _, _, _, _ = self._check_data(X, lengths, sequence_ids, reset=False)
+        return float(np.exp(-score / max(int(np.sum(~np.isnan(Y[:, 0]))), 1)))
 
     # ----------------------------------------------------------------- sample
     def sample(self, n_samples=1, random_state=None):
@@ -819,8 +841,8 @@ class InfiniteHMM(BaseEstimator):
         check_is_fitted(self, "state_samples_")
         rng = np.random.default_rng(_seed_sequence(random_state if random_state is not None else self.random_state))
         states = sample_markov_chain(self.startprob_, self.transmat_, int(n_samples), rng)
-        summary = {k: getattr(self, k) for k in ("means_", "covars_", "emissionprob_") if hasattr(self, k)}
-        X = self._family._draw_many(summary, states, rng)
+        summary = {k: getattr(self, k) for k in self._family.fitted_attributes}
+        X = self._family.draw(summary, states, rng)
         return X, states
 
     def __getstate__(self):
@@ -1127,31 +1149,9 @@ def _round_seconds(chains, n_sweeps, n_jobs):
     return float(np.sum(per_sweep)) * n_sweeps / at_once
 
 
-#: Largest magnitude of a continuous observation: squares (sums of squares
-#: over up to 10^8 steps) must stay finite in a double.
-_MAX_ABS_VALUE = 1e140
-
-
-#: Most distinct values of an integer-coded column fitted as Gaussian without a warning.
-_INTEGER_CODE_MAX_DISTINCT = 50
-
-
-def _warn_integer_codes(family, Y):
-    """Warn when a Gaussian family gets one column of small non-negative integers."""
-    if family.name != "gaussian" or Y.shape[1] != 1 or Y.shape[0] < 2:
-        return
-    y = Y[:, 0]
-    if y.min() < 0 or np.any(y != np.round(y)):
-        return
-    n_distinct = np.unique(y).shape[0]
-    if 2 <= n_distinct <= _INTEGER_CODE_MAX_DISTINCT:
-        warnings.warn(
-            f"X is a single column of {n_distinct} distinct non-negative integers "
-            f"({int(y.min())}..{int(y.max())}), fitted with Gaussian emissions. If these are "
-            "category codes use emission='categorical'; Gaussian emissions treat them as "
-            "measurements on a line.",
-            UserWarning, stacklevel=4,
-        )
+def _has_missing(Y):
+    """True when a row of the validated observations is missing (NaN)."""
+    return bool(np.isnan(Y[:, 0]).any()) if Y.size else False
 
 
 class _RandomInit:

@@ -229,10 +229,11 @@ def initial_labels(problem, n_particles, rng):
     return x
 
 
-def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng):
-    """``(n_snapshots, n_timesteps)`` per-observation log predictive likelihoods."""
+def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng, fam=None):
+    """``(n_snapshots, n_timesteps)`` per-observation log predictive likelihoods
+    (``fam``: the kernels' tag for ``Y``, by default the problem's)."""
     out = np.empty((len(snapshots), Y.shape[0]))
-    kern = (problem.fam, problem.hyp, problem.n_stats, None)
+    kern = (problem.fam if fam is None else fam, problem.hyp, problem.n_stats, None)
     for i, snap in enumerate(snapshots):
         out[i] = particle_filter(kern, Y, seq_first, snap, n_particles, rng)[0]
     return out

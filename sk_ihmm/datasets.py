@@ -54,6 +54,7 @@ __all__ = [
     "make_gaussian_hmm",
     "make_multivariate_gaussian_hmm",
     "make_categorical_hmm",
+    "make_poisson_hmm",
     "make_sequence1",
     "shared_data_path",
     "load_alice_chars",
@@ -459,6 +460,69 @@ def make_categorical_hmm(n_timesteps=3000, n_states=6, n_symbols=12,
     params = {"emissionprob": emissionprob,
               "transmat": _transmat(n_states, self_transition)}
     return X, states, params
+
+
+def make_poisson_hmm(n_timesteps=2000, n_states=4, n_features=1, random_state=None,
+                     self_transition=0.75, rates=None, lengths=None):
+    """Sample an HMM with Poisson (count) emissions.
+
+    The hidden chain is that of :func:`make_gaussian_hmm` (stay with
+    probability ``self_transition``, else move to a uniformly chosen other
+    state). In state ``k`` column ``d`` of an observation is a Poisson count
+    of rate ``rates[k, d]``, independently of the other columns.
+
+    Parameters
+    ----------
+    n_timesteps : int, default=2000
+        Length of the sequence. Ignored when ``lengths`` is given.
+    n_states : int, default=4
+        Number of hidden states.
+    n_features : int, default=1
+        Number of count columns.
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator, as accepted by
+        :func:`sklearn.utils.check_random_state`.
+    self_transition : float, default=0.75
+        Probability of staying in the current state, in ``[0, 1]``.
+    rates : array-like of shape (n_states, n_features), default=None
+        Poisson rates. By default state ``k`` has rate ``3 * 2**k`` in every
+        column (3, 6, 12, ...: each rate twice the one below, well apart
+        relative to the Poisson noise), with the columns' rates in a
+        different order for every column after the first (a rotation by the
+        column index), so that no single column tells every state apart.
+    lengths : array-like of int, default=None
+        Lengths of several independent sequences of the same model; as in
+        :func:`make_gaussian_hmm`.
+
+    Returns
+    -------
+    X : ndarray of shape (n_timesteps, n_features), dtype int64
+        Counts (``sum(lengths)`` rows when ``lengths`` is given).
+    states : ndarray of shape (n_timesteps,), dtype int64
+        True hidden states, coded ``0 .. n_states - 1``.
+
+    Examples
+    --------
+    >>> X, states = make_poisson_hmm(1000, random_state=0)
+    >>> X.shape, X.dtype, int(X.min()) >= 0
+    ((1000, 1), dtype('int64'), True)
+    """
+    lens = _resolve_lengths(n_timesteps, lengths)
+    n_states = _check_positive_int(n_states, "n_states")
+    n_features = _check_positive_int(n_features, "n_features")
+    self_transition = _check_self_transition(self_transition)
+    if rates is None:
+        base = 3.0 * 2.0 ** np.arange(n_states)
+        rates = np.stack([np.roll(base, d) for d in range(n_features)], axis=1)
+    rates = np.asarray(rates, dtype=float)
+    if rates.shape != (n_states, n_features):
+        raise ValueError(f"rates must have shape ({n_states}, {n_features}), got {rates.shape}.")
+    if not (np.all(np.isfinite(rates)) and np.all(rates >= 0)):
+        raise ValueError("rates must be finite and non-negative.")
+    rng = check_random_state(random_state)
+    states = _sample_states(rng, lens, n_states, self_transition)
+    X = rng.poisson(rates[states]).astype(np.int64)
+    return X, states
 
 
 def make_sequence1(n_timesteps=500):

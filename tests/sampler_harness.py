@@ -15,12 +15,25 @@ import numpy as np
 from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshold
 from sk_ihmm import _chain
 from sk_ihmm._chain import run_chain
-from sk_ihmm.emissions import Categorical, Gaussian
+from sk_ihmm.emissions import Categorical, Gaussian, Poisson
 
 
 def tiny_data(kind, lengths, seed=0):
     """Small observation sets with some structure (deterministic)."""
     T = int(sum(lengths))
+    if kind.endswith("_missing"):
+        # missing rows inside a sequence, at a sequence start (lengths (2, 3))
+        # and at the end of the data
+        family, Y, dim = tiny_data(kind[:-len("_missing")], lengths, seed)
+        Y = Y.copy()
+        Y[[i for i in MISSING_ROWS if i < T]] = np.nan
+        return family, Y, dim
+    if kind == "poisson":
+        counts = np.array([0, 1, 4, 5, 0, 6, 2])
+        return Poisson(a0=1.5, b0=0.5), counts[:T, None].astype(float), 1
+    if kind == "poisson2":
+        counts = np.array([[0, 3], [1, 3], [4, 0], [5, 1], [0, 2], [6, 0], [2, 2]])
+        return Poisson(a0=1.5, b0=[0.5, 1.0]), counts[:T].astype(float), 2
     if kind == "categorical":
         base = np.array([0, 0, 1, 1, 2, 0, 1])
         return Categorical(concentration=0.5), base[:T, None].astype(float), 3
@@ -33,10 +46,15 @@ def tiny_data(kind, lengths, seed=0):
     return Gaussian(mu0=0.0, lambda0=0.5, a0=2.0, b0=0.5), base[:T, None], 1
 
 
+#: Rows of ``tiny_data(kind + "_missing", ...)`` that are missing (NaN).
+MISSING_ROWS = (0, 2, 4)
+
+
 def make_problem(family, Y, dim, lengths, alpha, gamma, kappa, resample, options=None,
                  priors=((2.0, 2.0), (2.0, 2.0), (2.0, 2.0))):
     return _chain.make_problem(family, Y, dim, lengths, conc0=(alpha, gamma, kappa),
-                               priors=priors, resample=resample, options=options)
+                               priors=priors, resample=resample, options=options,
+                               missing=bool(np.isnan(Y[:, 0]).any()))
 
 
 def _iat(x):
@@ -59,14 +77,21 @@ def _iat(x):
 
 def check_exact(sampler, kind="categorical", lengths=(5,), alpha=1.0, gamma=1.0, kappa=0.0,
                 resample=(False, False, False), n_sweeps=20000, n_burnin=500, seed=0,
-                options=None, init_states=2, return_details=False):
-    """Assert that ``sampler`` samples the exact partition posterior."""
+                options=None, init_states=2, return_details=False, marginal=None):
+    """Assert that ``sampler`` samples the exact partition posterior.
+
+    ``marginal(Y_block)``: the log marginal likelihood of the observations
+    of one state (default: the family's own ``log_marginal``); missing rows
+    are dropped before it is called."""
     lengths = list(lengths)
     family, Y, dim = tiny_data(kind, lengths)
     prob = make_problem(family, Y, dim, lengths, alpha, gamma, kappa, resample, options)
+    lml = marginal or (lambda Yb: family.log_marginal(Yb, dim))
+    observed = ~np.isnan(Y[:, 0])
 
     def block_lml(idx):
-        return family.log_marginal(Y[list(idx)], dim)
+        idx = [i for i in idx if observed[i]]
+        return lml(Y[idx]) if idx else 0.0
 
     priors = prob.priors
     exact = exact_posterior(

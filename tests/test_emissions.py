@@ -8,6 +8,7 @@ from sk_ihmm.emissions import (
     Categorical,
     Gaussian,
     MultivariateGaussian,
+    Poisson,
     add_labelled,
     log_marginal_sum,
     log_pred,
@@ -25,12 +26,12 @@ from sk_ihmm.emissions import (
 def _sequential(family, Y, dim):
     """log of prod_t p(y_t | y_<t) through the kernels (statistics in row 1
     of a two-row table: the kernels index rows, never take views)."""
-    hyp = family._hyp(dim)
-    stats = np.zeros((2, family._n_stats(dim)))
+    hyp = family.hyperparameters(dim)
+    stats = np.zeros((2, family.n_stats(dim)))
     total = 0.0
     for t in range(len(Y)):
-        total += log_pred(family.code, stats, 1, hyp, Y, t)
-        update(family.code, stats, 1, Y, t, 1.0)
+        total += log_pred(family.tag, stats, 1, hyp, Y, t)
+        update(family.tag, stats, 1, Y, t, 1.0)
     return total, stats, hyp
 
 
@@ -38,6 +39,8 @@ CASES = [
     (Categorical(concentration=0.7), np.array([[0], [2], [2], [1], [0], [2]], float), 4),
     (Gaussian(mu0=0.3, lambda0=0.5, a0=2.0, b0=0.7), np.random.default_rng(0).normal(1, 2, (9, 1)), 1),
     (MultivariateGaussian(mu0=0.1, kappa0=0.5, psi0=2.0), np.random.default_rng(1).normal(0, 1, (8, 3)), 3),
+    (Poisson(a0=1.5, b0=0.7), np.random.default_rng(2).poisson(4.0, (9, 1)).astype(float), 1),
+    (Poisson(a0=2.0, b0=[0.5, 1.5]), np.random.default_rng(3).poisson([1.0, 9.0], (8, 2)).astype(float), 2),
 ]
 
 
@@ -45,14 +48,14 @@ CASES = [
 def test_chain_rule_equals_marginal(family, Y, dim):
     seq, stats, hyp = _sequential(family, Y, dim)
     assert np.isclose(seq, family.log_marginal(Y, dim), rtol=1e-10, atol=1e-10)
-    assert np.isclose(family._log_marginal_stats(stats[1:], hyp)[0], seq, rtol=1e-10)
+    assert np.isclose(family.log_marginal_stats(stats[1:], hyp)[0], seq, rtol=1e-10)
     assert not np.any(stats[0]), "a kernel wrote outside its row"
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
 def test_remove_undoes_add(family, Y, dim):
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
-    stats = np.zeros((2, family._n_stats(dim)))
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
+    stats = np.zeros((2, family.n_stats(dim)))
     for t in range(T - 1):
         update(fam, stats, 0, Y, t, 1.0)
     before = log_pred(fam, stats.copy(), 0, hyp, Y, T - 1)
@@ -69,12 +72,12 @@ def test_remove_undoes_add(family, Y, dim):
 def test_sampled_parameters_match_posterior_predictive(family, Y, dim):
     """Averaging the likelihood under posterior parameter draws gives the
     posterior predictive (Monte-Carlo check of sample_param/param_loglik)."""
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
-    stats = np.zeros((3, family._n_stats(dim)))
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
+    stats = np.zeros((3, family.n_stats(dim)))
     for t in range(T - 1):
         update(fam, stats, 2, Y, t, 1.0)
     rng = np.random.default_rng(0)
-    out = np.zeros((2, family._n_params(dim)))
+    out = np.zeros((2, family.n_params(dim)))
     vals = np.empty(20000)
     for i in range(vals.size):
         sample_param(fam, stats, 2, hyp, rng, out, 1)
@@ -90,13 +93,13 @@ def test_shifted_param_loglik_block(family, Y, dim):
     """The block kernel of pgas's emission terms: param_loglik of states
     1..n for steps start.., plus the caller's column 0, each row minus its
     maximum; rows past the block and columns past n untouched."""
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
-    stats = np.zeros((1, family._n_stats(dim)))
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
+    stats = np.zeros((1, family.n_stats(dim)))
     for t in range(T):
         update(fam, stats, 0, Y, t, 1.0)
     rng = np.random.default_rng(3)
     n = 3
-    param = np.zeros((n + 1, family._n_params(dim)))
+    param = np.zeros((n + 1, family.n_params(dim)))
     for k in range(1, n + 1):
         sample_param(fam, stats, 0, hyp, rng, param, k)
     start, length = 2, T - 3
@@ -122,11 +125,11 @@ def test_gaussian_welford_is_stable_for_large_offsets():
     family = Gaussian(mu0=1e6, b0=1.0)
     rng = np.random.default_rng(0)
     Y = 1e6 + rng.normal(0, 1, (2000, 1))
-    stats = np.zeros((1, family._n_stats(1)))
+    stats = np.zeros((1, family.n_stats(1)))
     for t in range(2000):
-        update(family.code, stats, 0, Y, t, 1.0)
+        update(family.tag, stats, 0, Y, t, 1.0)
     for t in range(1000):
-        update(family.code, stats, 0, Y, t, -1.0)
+        update(family.tag, stats, 0, Y, t, -1.0)
     assert np.isclose(stats[0, 2] / 999, Y[1000:].var(ddof=1), rtol=1e-6)
 
 
@@ -135,7 +138,7 @@ def test_make_emission():
     g = Gaussian(b0=3.0)
     assert make_emission(g) is g
     with pytest.raises(ValueError, match="Unknown emission"):
-        make_emission("poisson")
+        make_emission("negative_binomial")
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
@@ -143,8 +146,8 @@ def test_log_pred_block_matches_log_pred(family, Y, dim):
     """The block kernel gives entry by entry what log_pred gives, for labels
     in any order (a free, all-zero label included), and touches only
     ``out[:length, :n_labels]``."""
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
-    stats = np.zeros((4, family._n_stats(dim)))
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
+    stats = np.zeros((4, family.n_stats(dim)))
     for t in range(T):
         update(fam, stats, 1 + t % 2, Y, t, 1.0)        # labels 1 and 2; 3 stays free
     labels = np.array([2, 3, 1, 2], np.int64)
@@ -161,11 +164,11 @@ def test_move_block_is_the_sum_of_sequential_predictives(family, Y, dim):
     """``move_block`` (closed form for the Gaussian families) returns what the
     RCD factors collect one observation at a time, both ways, and leaves the
     same statistics as ``update``."""
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
     labels = np.array([1 + (t % 3 == 0) for t in range(T)], dtype=np.int64)   # labels 1, 2
     b, L = 2, T - 3
     xb = labels[b:b + L].copy()
-    stats = np.zeros((3, family._n_stats(dim)))
+    stats = np.zeros((3, family.n_stats(dim)))
     for t in range(T):
         update(fam, stats, labels[t], Y, t, 1.0)
     ref = stats.copy()
@@ -179,7 +182,7 @@ def test_move_block_is_the_sum_of_sequential_predictives(family, Y, dim):
     assert np.isclose(got_rm, expected_rm, rtol=1e-9, atol=1e-9)
     # sufficient statistics only (not the Gaussian predictive cache, nor the
     # multivariate scratch columns)
-    n_suff = {0: stats.shape[1], 1: 3, 2: 1 + dim + dim * dim}[fam]
+    n_suff = {"gaussian": 3, "multivariate_gaussian": 1 + dim + dim * dim}.get(family.name, stats.shape[1])
     np.testing.assert_allclose(stats[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
     # addition in time order, each predictive right before its addition
     expected_add = 0.0
@@ -201,13 +204,13 @@ def test_add_labelled_equals_sequential_updates(family, Y, dim, runs):
     batch is merged into them), and the predictives read them the same way;
     with labels in runs of one or two and in long runs (the Gaussian family
     sums a run before adding it to its row)."""
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
     if runs:   # 1 1 1 2 2 2 ... 1 1 3: long runs, a label coming back, the last one alone
         labels = np.array([1 + (t * 3 // T) % 2 for t in range(T)], np.int64)
         labels[-1] = 3
     else:
         labels = np.array([1 + (t % 3 == 0) + (t == T - 1) for t in range(T)], np.int64)  # 1, 2, 3
-    start = np.zeros((5, family._n_stats(dim)))
+    start = np.zeros((5, family.n_stats(dim)))
     for t in range(0, T, 2):                       # rows 1 and 2 hold data before
         update(fam, start, 1 + t % 4 // 2, Y, t, 1.0)
     log_pred(fam, start, 1, hyp, Y, 0)              # fills the Gaussian caches:
@@ -216,7 +219,7 @@ def test_add_labelled_equals_sequential_updates(family, Y, dim, runs):
     for t in range(T):
         update(fam, ref, labels[t], Y, t, 1.0)
     add_labelled(fam, got, labels, Y)
-    n_suff = {0: got.shape[1], 1: 3, 2: 1 + dim + dim * dim}[fam]
+    n_suff = {"gaussian": 3, "multivariate_gaussian": 1 + dim + dim * dim}.get(family.name, got.shape[1])
     np.testing.assert_allclose(got[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
     assert not np.any(got[0]) and not np.any(got[4])
     for k in (1, 2, 3, 4):
@@ -233,13 +236,13 @@ def test_move_stats_equals_sequential_updates(family, Y, dim):
     rows that hold data and to an empty row, then removing it again, which
     empties that row; the caches are invalidated (filled before each move)
     and the block sums are cleared."""
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
     b, L = 1, T - 2
     xb = np.array([1 + (t % 3 == 0) + 2 * (t == 2) for t in range(L)], np.int64)  # 1, 2, 3
-    start = np.zeros((5, family._n_stats(dim)))
+    start = np.zeros((5, family.n_stats(dim)))
     for t in (0, T - 1):                           # rows 1 and 2 hold data, 3 is empty
         update(fam, start, 1 + (t == 0), Y, t, 1.0)
-    n_suff = {0: start.shape[1], 1: 3, 2: 1 + dim + dim * dim}[fam]
+    n_suff = {"gaussian": 3, "multivariate_gaussian": 1 + dim + dim * dim}.get(family.name, start.shape[1])
     work = np.empty(L, np.int64)
     got, ref = start.copy(), start.copy()
     for sign in (1.0, -1.0):
@@ -255,7 +258,7 @@ def test_move_stats_equals_sequential_updates(family, Y, dim):
                               rtol=1e-10)
         assert np.isclose(log_marginal_sum(fam, got, hyp), log_marginal_sum(fam, ref, hyp),
                           rtol=1e-12)
-        if fam == 1:
+        if family.name == "gaussian":
             assert not np.any(got[:, 10:]), "block sums left behind"
     assert not np.any(got[3, :n_suff]) and not np.any(got[0]) and not np.any(got[4])
 
@@ -264,15 +267,15 @@ def test_gaussian_block_moves_are_stable_for_large_offsets():
     """Block sums are taken about each label's mean (an empty label's first
     observation), so a far-off mean loses no precision."""
     family = Gaussian(mu0=1e6, b0=1.0)
-    hyp = family._hyp(1)
+    hyp = family.hyperparameters(1)
     Y = 1e6 + np.random.default_rng(0).normal(0, 1, (2000, 1))
-    stats = np.zeros((2, family._n_stats(1)))
+    stats = np.zeros((2, family.n_stats(1)))
     work = np.empty(2000, np.int64)
     ones = np.ones(1000, np.int64)
-    move_block(family.code, stats, hyp, Y, 0, ones, 1.0, work)
-    move_stats(family.code, stats, Y, 1000, ones, 1.0, work)
+    move_block(family.tag, stats, hyp, Y, 0, ones, 1.0, work)
+    move_stats(family.tag, stats, Y, 1000, ones, 1.0, work)
     assert np.isclose(stats[1, 2] / 1999, Y.var(ddof=1), rtol=1e-9)
-    move_stats(family.code, stats, Y, 0, ones[:999], -1.0, work)
+    move_stats(family.tag, stats, Y, 0, ones[:999], -1.0, work)
     assert np.isclose(stats[1, 2] / 1000, Y[999:].var(ddof=1), rtol=1e-9)
     assert np.isclose(stats[1, 1], Y[999:].mean(), rtol=1e-15)
 
@@ -282,12 +285,12 @@ def test_log_marginal_sum_matches_the_vectorised_marginals(family, Y, dim):
     """The numba sum used by the samplers' ``log_joint`` equals the families'
     vectorised closed forms summed over the rows with observations (rows
     without any add nothing)."""
-    fam, hyp, T = family.code, family._hyp(dim), len(Y)
-    stats = np.zeros((5, family._n_stats(dim)))
+    fam, hyp, T = family.tag, family.hyperparameters(dim), len(Y)
+    stats = np.zeros((5, family.n_stats(dim)))
     for t in range(T):
         update(fam, stats, 1 + (t % 3 == 0) + (t == T - 1), Y, t, 1.0)   # rows 1-3; 0, 4 empty
-    used = stats[:, -1 if fam == 0 else 0] > 0
-    expect = family._log_marginal_stats(stats[used][:, :family._n_stats(dim)], hyp).sum()
+    used = stats[:, -1 if family.discrete else 0] > 0
+    expect = family.log_marginal_stats(stats[used][:, :family.n_stats(dim)], hyp).sum()
     assert np.isclose(log_marginal_sum(fam, stats, hyp), expect, rtol=1e-12, atol=1e-10)
     assert log_marginal_sum(fam, np.zeros_like(stats), hyp) == 0.0
 
@@ -298,7 +301,7 @@ def test_lgamma_half_step_series():
     computed with mpmath at 40 digits. The series is held to 1e-17 absolute
     (a difference of two lgammas could not be: each is about a log(a));
     the lgamma form to its own rounding."""
-    from sk_ihmm.emissions import _HALF_STEP_SERIES_MIN, _lgamma_half_step
+    from sk_ihmm.emissions.gaussian import _HALF_STEP_SERIES_MIN, _lgamma_half_step
 
     assert _HALF_STEP_SERIES_MIN == 30.0
     exact = {0.5: -0.22579135264472743236, 3.7: -0.033683099529887493026,
@@ -319,8 +322,8 @@ def test_gaussian_log_marginal_stirling_branch():
     sides of the switch and up to a million observations."""
     from scipy.special import gammaln
 
-    from sk_ihmm.emissions import (_STIRLING_MIN, _gauss_log_marginal, _nig_posterior,
-                                   _stirling_tail)
+    from sk_ihmm.emissions.gaussian import _STIRLING_MIN, _nig_posterior, _stirling_tail
+    from sk_ihmm.emissions.gaussian import _log_marginal as _gauss_log_marginal
 
     assert _STIRLING_MIN == 30.0
     exact = {30.0: 0.002777674929752693603595, 30.5: 0.002732142563757402033514,
@@ -329,10 +332,10 @@ def test_gaussian_log_marginal_stirling_branch():
     for a, want in exact.items():
         assert abs(_stirling_tail(a) - want) < 1e-18, (a, _stirling_tail(a) - want)
     family = Gaussian(mu0=0.3, lambda0=0.5, a0=1.5, b0=0.7)
-    hyp = family._hyp(1)
+    hyp = family.hyperparameters(1)
     for n, mean, m2 in [(3, 0.2, 1.1), (56, -1.0, 40.0), (57, 2.0, 80.0), (58, 0.0, 1e-3),
                         (400, 5.0, 900.0), (10**6, -3.0, 2.5e6)]:
-        stats = np.zeros((1, family._n_stats(1)))
+        stats = np.zeros((1, family.n_stats(1)))
         stats[0, :3] = n, mean, m2
         _, lam_n, a_n, b_n = _nig_posterior(float(n), mean, m2, hyp)
         want = gammaln(a_n) - a_n * np.log(b_n) - np.log(lam_n) / 2 - n * np.log(2 * np.pi) / 2

@@ -156,7 +156,7 @@ def test_input_not_modified(gauss_data):
         ({}, np.zeros((5, 1)), {"sequence_ids": [0, 1, 0, 1, 1]}, "contiguous"),
         ({"emission": "categorical"}, np.array([[0], [-1], [2]]), {}, "non-negative"),
         ({"emission": "categorical"}, np.array([[0.0], [1.5], [2.0]]), {}, "non-integer"),
-        ({"emission": "poisson"}, np.zeros((5, 1)), {}, "emission"),
+        ({"emission": "zipf"}, np.zeros((5, 1)), {}, "emission"),
         ({"sampler": "nuts"}, np.zeros((5, 1)), {}, "sampler"),
         ({"alpha": -1.0}, np.zeros((5, 1)), {}, "alpha"),
         ({"alpha_prior": (1.0, -2.0)}, np.zeros((5, 1)), {}, "alpha_prior"),

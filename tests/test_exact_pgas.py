@@ -163,7 +163,7 @@ def _one_step_transition(posterior, K0, n_particles, n_runs, seed):
     mean_var = np.array([[0.0, 1.0], [-1.0, 0.5], [1.0, 0.3]])
     phi = np.column_stack([mean_var, -0.5 * np.log(2 * np.pi * mean_var[:, 1]),
                            0.5 / mean_var[:, 1]])
-    assert phi.shape[1] == family._n_params(dim)
+    assert phi.shape[1] == family.n_params(dim)
     zero = np.zeros((1, prob.n_stats))
     post = zero.copy()
     update(fam, post, 0, prob.Y, 0, 1.0)
@@ -220,7 +220,7 @@ def test_new_state_split_moments():
     the new row keeps ``(c E[b] + kappa) / (alpha + kappa)`` on itself.
     """
     family, _, dim = tiny_data("gaussian", [1])
-    hyp = family._hyp(dim)
+    hyp = family.hyperparameters(dim)
     alpha, gamma, kappa = 2.0, 1.5, 0.8
     beta_u, rem0, rem1 = 0.6, 0.5, 0.3
     c = alpha * beta_u
@@ -232,9 +232,9 @@ def test_new_state_split_moments():
         pi = np.zeros((4, 4))
         pi[0, :2] = [rem0, 1 - rem0]
         pi[1, :2] = [rem1, 1 - rem1]
-        phi = np.zeros((4, family._n_params(dim)))
+        phi = np.zeros((4, family.n_params(dim)))
         _pgas._new_state(pi, beta, phi, 1, 0, alpha, gamma, kappa,
-                         np.zeros((1, family._n_stats(dim))), hyp, family.code, np.zeros(4), rng)
+                         np.zeros((1, family.n_stats(dim))), hyp, family.tag, np.zeros(4), rng)
         assert beta.sum() == pytest.approx(1.0)
         np.testing.assert_allclose(pi[:3].sum(axis=1), 1.0)
         assert phi[2, 1] > 0

@@ -45,16 +45,16 @@ def test_sharp_prior_uses_the_quadratic_proposal_weights():
     from sk_ihmm.emissions import (PROPOSAL_QUADRATIC_HALF_NU1, log_pred_block,
                                    log_prior_predictive, log_proposal_block)
     family, Y, _ = tiny_data("gaussian_sharp", [5])
-    hyp = family._hyp(1)
-    stats = np.zeros((3, family._n_stats(1)))
+    hyp = family.hyperparameters(1)
+    stats = np.zeros((3, family.n_stats(1)))
     for t in (0, 1):
-        update(family.code, stats, 1, Y, t, 1.0)
+        update(family.tag, stats, 1, Y, t, 1.0)
     labels = np.array([1, 2], np.int64)          # label 2: empty statistics
     exact = np.empty((5, 2))
     prop = np.empty((2, 5))               # label-major
-    log_pred_block(family.code, stats, labels, 2, hyp, Y, 0, 5, exact)
-    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 0, 5, prop,
-                       log_prior_predictive(family, Y, 1), np.empty(5))
+    log_pred_block(family.tag, stats, labels, 2, hyp, Y, 0, 5, exact)
+    log_proposal_block(family.tag, stats, labels, 2, hyp, Y, 0, 5, prop,
+                       log_prior_predictive(family.tag, family.n_stats(1), hyp, Y), np.empty(5))
     prop = prop.T
     assert 0.5 * (2.0 * family.a0 + 1.0) > PROPOSAL_QUADRATIC_HALF_NU1   # empty state
     assert np.all(prop < exact)            # z > log1p(z) for z > 0
@@ -71,14 +71,14 @@ def test_categorical_proposal_weights_are_the_log_predictives(length, n_work):
     family = Categorical(concentration=0.3)
     rng = np.random.default_rng(4)
     Y = rng.integers(0, 4, (12, 1)).astype(float)
-    hyp = family._hyp(4)
-    stats = np.zeros((5, family._n_stats(4)))
+    hyp = family.hyperparameters(4)
+    stats = np.zeros((5, family.n_stats(4)))
     for t in range(12):
-        update(family.code, stats, 1 + t % 3, Y, t, 1.0)       # labels 1..3 hold data, 4 not
+        update(family.tag, stats, 1 + t % 3, Y, t, 1.0)       # labels 1..3 hold data, 4 not
     labels = np.array([3, 4, 1, 2], np.int64)
     exact, prop = np.empty((length, 4)), np.empty((4, length))
-    log_pred_block(family.code, stats, labels, 4, hyp, Y, 1, length, exact)
-    log_proposal_block(family.code, stats, labels, 4, hyp, Y, 1, length, prop, np.empty(0),
+    log_pred_block(family.tag, stats, labels, 4, hyp, Y, 1, length, exact)
+    log_proposal_block(family.tag, stats, labels, 4, hyp, Y, 1, length, prop, np.empty(0),
                        np.empty(n_work))
     np.testing.assert_array_equal(prop.T, exact)
 
@@ -96,14 +96,14 @@ def test_proposal_weights_of_an_empty_state_are_the_prior_predictive(kind):
         family, Y, dim = MultivariateGaussian(), np.random.default_rng(0).normal(size=(5, 2)), 2
     else:
         family, Y, dim = tiny_data(kind, [5])
-    hyp = family._hyp(dim, Y)
-    stats = np.zeros((3, family._n_stats(dim)))
+    hyp = family.hyperparameters(dim, Y)
+    stats = np.zeros((3, family.n_stats(dim)))
     labels = np.array([2, 1], np.int64)
-    update(family.code, stats, 1, Y, 0, 1.0)
+    update(family.tag, stats, 1, Y, 0, 1.0)
     exact, prop = np.empty((4, 2)), np.empty((2, 4))   # prop label-major
-    prior = log_prior_predictive(family, Y, dim, hyp)
-    log_pred_block(family.code, stats, labels, 2, hyp, Y, 1, 4, exact)
-    log_proposal_block(family.code, stats, labels, 2, hyp, Y, 1, 4, prop, prior, np.empty(8))
+    prior = log_prior_predictive(family.tag, family.n_stats(dim), hyp, Y)
+    log_pred_block(family.tag, stats, labels, 2, hyp, Y, 1, 4, exact)
+    log_proposal_block(family.tag, stats, labels, 2, hyp, Y, 1, 4, prop, prior, np.empty(8))
     prop = prop.T
     np.testing.assert_allclose(prop[:, 0], exact[:, 0], rtol=1e-13)
     np.testing.assert_allclose(prior[1:], exact[:, 0], rtol=1e-13)

@@ -34,8 +34,8 @@ def test_undo_restores_exact_seating(kappa):
     x = np.array([1, 1, 2, 1, 3, 3, 2, 1, 1, 2], np.int64)
     first = np.zeros(10, bool)
     first[0] = True
-    stats = np.zeros((8, Gaussian()._n_stats(1)))
-    _hcrp.seat_sequences(s, stats, x, np.zeros((10, 1)), first, Gaussian.code, rng)
+    stats = np.zeros((8, Gaussian().n_stats(1)))
+    _hcrp.seat_sequences(s, stats, x, np.zeros((10, 1)), first, Gaussian.tag, rng)
     _hcrp.check_invariants(s, x, first)
     for trial in range(200):
         before = _snapshot(s)

@@ -898,7 +898,7 @@ def _resample_parameters(state, problem, beta_used, rng):
     (state.n, state.stats, state.m, state.o, state.conc, state.beta, state.pi,
      state.phi) = _parameters(
         state.x, problem.Y, problem.seq_first, int(state.x.max()), problem.n_stats,
-        problem.emission._n_params(problem.dim), problem.fam, problem.hyp, beta_used,
+        problem.emission.n_params(problem.dim), problem.fam, problem.hyp, beta_used,
         np.asarray(state.conc, dtype=np.float64), problem.priors, problem.resample,
         generator_handle(rng),
     )
@@ -1034,7 +1034,7 @@ def step(state, problem, rng):
         state.x, problem.Y, problem.starts, problem.ends, problem.seq_first, state.pi,
         state.beta, state.phi, state.conc, n_particles, posterior, _EXPLICIT_MASS,
         problem.hyp, problem.fam, problem.prior_pred, problem.n_stats,
-        problem.emission._n_params(problem.dim), problem.priors, problem.resample,
+        problem.emission.n_params(problem.dim), problem.priors, problem.resample,
         generator_handle(rng))
     state.log_joint = _log_joint(state, problem)
     return {"accept_rate": n_changed / state.x.shape[0]}

@@ -18,7 +18,7 @@ of the order of their removal, so the acceptance ratio is ``(r* / r_old)
 (q_old / q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
 
 Invariants: a split and the merge with the same pair are each other's
-reverse; merges are rejected early only for categorical emissions (a
+reverse; merges are rejected early only for discrete emissions (a
 continuous predictive density can exceed 1); a trial needs one free label,
 checked before any of its random draws.
 
@@ -36,7 +36,7 @@ from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
 from .._messages import path_log_weight
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
-from ..emissions import Categorical, log_pred, log_pred_block, update
+from ..emissions import log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
@@ -343,7 +343,7 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     early_stop : bool or None, default=None
         Stop a merge as soon as its partial acceptance ratio falls below the
         threshold. ``None`` enables it exactly when it is valid: for
-        categorical emissions, whose predictive probabilities are ``<= 1``.
+        discrete emissions, whose predictive probabilities are ``<= 1``.
 
     Returns
     -------
@@ -356,7 +356,7 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     if n_trials <= 0 or T < 2:
         return counts
     if early_stop is None:
-        early_stop = problem.fam == Categorical.code
+        early_stop = problem.emission.discrete
     fb = np.empty(T, np.int64)
     fe = np.empty(T, np.int64)
     order = np.empty(T, np.int64)
