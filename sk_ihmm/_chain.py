@@ -92,11 +92,19 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
 
 #: A kept posterior sample in compact form. Index 0 of ``n``, ``m``, ``o`` is
 #: the start restaurant; state ``i`` of the kept label sequence (0-based) is
-#: index ``i + 1``. ``stats`` has a row per index (row 0 unused).
-Snapshot = namedtuple("Snapshot", ["n", "m", "o", "stats", "conc", "log_joint"])
+#: index ``i + 1``. ``stats`` has a row per index (row 0 unused). ``hyp``: the
+#: chain's emission hyperparameters at that sweep when the family samples
+#: them, else None (the problem's); read it with :func:`snapshot_hyp`.
+Snapshot = namedtuple("Snapshot", ["n", "m", "o", "stats", "conc", "log_joint", "hyp"],
+                      defaults=(None,))
 
 
-def make_snapshot(state):
+def snapshot_hyp(snap, problem):
+    """The emission hyperparameters a snapshot was drawn with."""
+    return problem.hyp if snap.hyp is None else snap.hyp
+
+
+def make_snapshot(state, problem):
     """Relabel a chain state compactly (first-appearance order of ``x``).
 
     Returns ``(labels, snapshot)`` where ``labels`` is ``x`` relabelled to
@@ -112,6 +120,7 @@ def make_snapshot(state):
         stats=state.stats[idx].copy(),
         conc=np.array(state.conc, dtype=float),
         log_joint=float(state.log_joint),
+        hyp=state.hyp.copy() if problem.emission.samples_hyperparameters else None,
     )
     return labels, snap
 
@@ -128,7 +137,8 @@ def count_log_joints(snapshots, problem):
     """
     table = log_stirling_for((snap.n, snap.m, snap.o) for snap in snapshots)
     return np.array([count_log_joint(snap.n, snap.m, snap.o, snap.stats, snap.conc,
-                                     problem.fam, problem.hyp, table) for snap in snapshots])
+                                     problem.fam, snapshot_hyp(snap, problem), table)
+                     for snap in snapshots])
 
 
 class Chain:
@@ -213,6 +223,8 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
         ignore_interrupts_in_worker(stop_path)
     sampler = get_sampler(chain.sampler_name)
     state, rng = chain.state, chain.rng
+    if getattr(state, "hyp", None) is None:     # a state pickled before states kept hyp
+        state.hyp = problem.hyp.copy()
     T = problem.Y.shape[0]
     samples = []        # kept labels, each in the smallest dtype that holds it
     snaps = []
@@ -265,14 +277,14 @@ def _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, sampl
         # rounded: the running statistics drift in the last bits as steps are
         # removed and added, and the rank-based diagnostics would read that
         # drift of one partition's value as slow mixing
-        rec["log_lik"].append(round(log_marginal_sum(problem.fam, state.stats, problem.hyp), 6))
+        rec["log_lik"].append(round(log_marginal_sum(problem.fam, state.stats, state.hyp), 6))
         rec["alpha"].append(float(state.conc[0]))
         rec["gamma"].append(float(state.conc[1]))
         rec["kappa"].append(float(state.conc[2]))
         for key, val in info.items():
             rec.setdefault(key, [math.nan] * sweep).append(float(val))
         if sweep >= n_skip and (sweep - n_skip + 1) % thin == 0:
-            labels, snap = make_snapshot(state)
+            labels, snap = make_snapshot(state, problem)
             samples.append(labels.astype(label_dtype(int(labels.max()) + 1)))
             snaps.append(snap)
         rec["seconds"].append(base + time.process_time() - t0)

@@ -23,7 +23,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from . import _messages
 from . import _diagnostics
-from ._chain import advance_chain, count_log_joints, first_round, make_problem
+from ._chain import advance_chain, count_log_joints, first_round, make_problem, snapshot_hyp
 from ._compile_clock import compile_clock
 from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
@@ -635,7 +635,8 @@ class InfiniteHMM(BaseEstimator):
         self.startprob_ = pi[0]
         self.transmat_ = pi[1:]
         self.alpha_, self.gamma_, self.kappa_ = float(alpha), float(gamma), float(kappa)
-        for key, val in self._family.summary(snap.stats[1:], self._problem_.hyp).items():
+        hyp = snapshot_hyp(snap, self._problem_)
+        for key, val in self._family.summary(snap.stats[1:], hyp).items():
             setattr(self, key, val)
 
     # ---------------------------------------------------------------- predict
@@ -643,7 +644,8 @@ class InfiniteHMM(BaseEstimator):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
         # a writable copy: log_pred caches predictive constants in the rows
-        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:]), prob.hyp, Y)
+        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:]),
+                                   snapshot_hyp(snap, prob), Y)
 
     def _tag_for(self, Y):
         """The kernels' tag for observations ``Y`` (missing-aware if needed)."""

@@ -233,7 +233,9 @@ def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng,
     """``(n_snapshots, n_timesteps)`` per-observation log predictive likelihoods
     (``fam``: the kernels' tag for ``Y``, by default the problem's)."""
     out = np.empty((len(snapshots), Y.shape[0]))
-    kern = (problem.fam if fam is None else fam, problem.hyp, problem.n_stats, None)
+    fam = problem.fam if fam is None else fam
     for i, snap in enumerate(snapshots):
+        hyp = problem.hyp if snap.hyp is None else snap.hyp
+        kern = (fam, hyp, problem.n_stats, None)
         out[i] = particle_filter(kern, Y, seq_first, snap, n_particles, rng)[0]
     return out

@@ -15,7 +15,7 @@ import numpy as np
 from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshold
 from sk_ihmm import _chain
 from sk_ihmm._chain import run_chain
-from sk_ihmm.emissions import Categorical, Gaussian, Poisson
+from sk_ihmm.emissions import Categorical, Gaussian, HCRPCategorical, Poisson
 
 
 def tiny_data(kind, lengths, seed=0):
@@ -28,6 +28,15 @@ def tiny_data(kind, lengths, seed=0):
         Y = Y.copy()
         Y[[i for i in MISSING_ROWS if i < T]] = np.nan
         return family, Y, dim
+    if kind in ("hcrp", "hcrp_resampled"):
+        # a frequent symbol and a small base concentration: the shared
+        # frequencies matter (the exact posterior differs from Categorical's
+        # with concentration / V by a total variation of about 0.1)
+        base = np.array([0, 0, 1, 0, 0, 1, 0])
+        family = HCRPCategorical(concentration=3.0, base_concentration=0.2,
+                                 concentration_prior=(6.0, 2.0), base_concentration_prior=(2.0, 10.0),
+                                 resample=kind == "hcrp_resampled", n_symbols=3)
+        return family, base[:T, None].astype(float), 3
     if kind == "poisson":
         counts = np.array([0, 1, 4, 5, 0, 6, 2])
         return Poisson(a0=1.5, b0=0.5), counts[:T, None].astype(float), 1
@@ -77,12 +86,15 @@ def _iat(x):
 
 def check_exact(sampler, kind="categorical", lengths=(5,), alpha=1.0, gamma=1.0, kappa=0.0,
                 resample=(False, False, False), n_sweeps=20000, n_burnin=500, seed=0,
-                options=None, init_states=2, return_details=False, marginal=None):
+                options=None, init_states=2, return_details=False, marginal=None,
+                partition_loglik=None):
     """Assert that ``sampler`` samples the exact partition posterior.
 
     ``marginal(Y_block)``: the log marginal likelihood of the observations
     of one state (default: the family's own ``log_marginal``); missing rows
-    are dropped before it is called."""
+    are dropped before it is called. ``partition_loglik(z)``: instead, the log
+    likelihood of a whole canonical partition (for emission priors that
+    couple the states)."""
     lengths = list(lengths)
     family, Y, dim = tiny_data(kind, lengths)
     prob = make_problem(family, Y, dim, lengths, alpha, gamma, kappa, resample, options)
@@ -95,11 +107,16 @@ def check_exact(sampler, kind="categorical", lengths=(5,), alpha=1.0, gamma=1.0,
 
     priors = prob.priors
     exact = exact_posterior(
-        lengths, block_lml, alpha, gamma, kappa,
+        lengths, None if partition_loglik else block_lml, alpha, gamma, kappa,
         alpha_prior=priors[0] if resample[0] else None,
         gamma_prior=priors[1] if resample[1] else None,
         kappa_prior=priors[2] if resample[2] else None,
     )
+    if partition_loglik is not None:
+        log_post = {z: np.log(p) + partition_loglik(z) for z, p in exact.items()}
+        top = max(log_post.values())
+        total = sum(np.exp(v - top) for v in log_post.values())
+        exact = {z: float(np.exp(v - top) / total) for z, v in log_post.items()}
     T = Y.shape[0]
     x0 = (np.arange(T) % init_states + 1).astype(np.int64)
     out = run_chain(sampler, prob, x0, n_burnin, n_sweeps, 1, np.random.SeedSequence(seed))

@@ -124,3 +124,196 @@ def test_harness_fails_when_missing_rows_are_scored(monkeypatch):
     with pytest.raises(AssertionError, match="TV"):
         check_exact("rcd_gibbs", kind="gaussian_missing", lengths=(5,), n_sweeps=15000,
                     marginal=MARGINALS["gaussian_missing"])
+
+
+# ----------------------------------------------------------- HCRP emissions
+def _stirling_unsigned(n_max):
+    s = np.zeros((n_max + 1, n_max + 1))
+    s[0, 0] = 1.0
+    for n in range(1, n_max + 1):
+        for k in range(1, n + 1):
+            s[n, k] = s[n - 1, k - 1] + (n - 1) * s[n - 1, k]
+    return s
+
+
+def _log_grid_integral(log_f, shape, rate, n=801):
+    """log E[exp(log_f(c))] for c ~ Gamma(shape, rate), by the trapezoid rule
+    on a log grid spanning the prior's 1e-12 .. 1 - 1e-12 quantiles."""
+    from scipy.stats import gamma as gamma_dist
+
+    lo, hi = gamma_dist.ppf([1e-12, 1 - 1e-12], shape, scale=1.0 / rate)
+    u = np.linspace(np.log(lo), np.log(hi), n)
+    c = np.exp(u)
+    log_density = gamma_dist.logpdf(c, shape, scale=1.0 / rate) + u     # d c = c d u
+    vals = np.array([log_f(ci) for ci in c]) + log_density
+    top = vals.max()
+    w = np.full(n, u[1] - u[0])
+    w[[0, -1]] *= 0.5
+    return top + np.log(np.sum(w * np.exp(vals - top)))
+
+
+def hcrp_partition_loglik(Y, n_symbols, alpha_e, gamma_e, alpha_prior=None, gamma_prior=None):
+    """log p(Y | partition) under the HCRP emission prior, beta and the
+    states' symbol distributions integrated out: a sum over the table counts
+    m_kv in 1..n_kv of
+
+        prod_k Gamma(a) / Gamma(a + n_k) a^(m_k.) prod_kv |s(n_kv, m_kv)|
+        x Gamma(g) / Gamma(g + m..) prod_v Gamma(m_.v + g / V) / Gamma(g / V),
+
+    with the concentrations a, g fixed or integrated against Gamma priors."""
+    import itertools
+
+    y = Y[:, 0]
+    V = n_symbols
+    stir = _stirling_unsigned(len(y) + 1)
+
+    def loglik(z):
+        K = max(z) + 1
+        counts = np.zeros((K, V), int)
+        for t, k in enumerate(z):
+            if not np.isnan(y[t]):
+                counts[k, int(y[t])] += 1
+        cells = [(k, v) for k in range(K) for v in range(V) if counts[k, v] > 0]
+        n_k = counts.sum(axis=1)
+        terms = []          # (log coefficient, m.., m_.v)
+        for ms in itertools.product(*[range(1, counts[k, v] + 1) for k, v in cells]):
+            m_v = np.zeros(V)
+            coef = 0.0
+            for (k, v), m in zip(cells, ms):
+                m_v[v] += m
+                coef += np.log(stir[counts[k, v], m])
+            terms.append((coef, m_v.sum(), m_v))
+
+        def log_f(a, m_tot):
+            return sum(math.lgamma(a) - math.lgamma(a + n) for n in n_k if n > 0) + m_tot * np.log(a)
+
+        def log_g(g, m_v):
+            return (math.lgamma(g) - math.lgamma(g + m_v.sum())
+                    + sum(math.lgamma(m + g / V) - math.lgamma(g / V) for m in m_v))
+
+        out = []
+        for coef, m_tot, m_v in terms:
+            fa = (_log_grid_integral(lambda a: log_f(a, m_tot), *alpha_prior) if alpha_prior
+                  else log_f(alpha_e, m_tot))
+            fg = (_log_grid_integral(lambda g: log_g(g, m_v), *gamma_prior) if gamma_prior
+                  else log_g(gamma_e, m_v))
+            out.append(coef + fa + fg)
+        out = np.array(out)
+        return float(out.max() + np.log(np.exp(out - out.max()).sum())) if out.size else 0.0
+
+    cache = {}
+
+    def cached(z):
+        if z not in cache:
+            cache[z] = loglik(z)
+        return cache[z]
+    return cached
+
+
+HCRP_CASES = [
+    dict(kind="hcrp", lengths=(6,)),
+    dict(kind="hcrp", lengths=(2, 3), kappa=1.5),
+    dict(kind="hcrp_resampled", lengths=(5,), resample=(True, True, False)),
+]
+
+
+def _hcrp_loglik(kind, lengths):
+    from sampler_harness import tiny_data
+
+    family, Y, dim = tiny_data(kind, list(lengths))
+    if family.resample:
+        return hcrp_partition_loglik(Y, dim, None, None, family.concentration_prior,
+                                     family.base_concentration_prior)
+    return hcrp_partition_loglik(Y, dim, family.concentration, family.base_concentration)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", list(SAMPLERS))
+@pytest.mark.parametrize("case", HCRP_CASES, ids=_id)
+def test_exact_hcrp_categorical(sampler, case):
+    check_exact(sampler, n_sweeps=15000, options=SAMPLERS[sampler],
+                partition_loglik=_hcrp_loglik(case["kind"], case["lengths"]), **case)
+
+
+def test_hcrp_partition_loglik_of_one_state_is_the_dirichlet_marginal_mixture():
+    """Check of the reference itself: with one state and V = 2 symbols the
+    likelihood is the Dirichlet-multinomial integrated over beta ~ Beta(g/2, g/2),
+    computed here by quadrature."""
+    from scipy import integrate
+
+    Y = np.array([[0.0], [0.0], [1.0], [0.0]])
+    a, g = 1.5, 2.0
+    want = hcrp_partition_loglik(Y, 2, a, g)((0, 0, 0, 0))
+
+    def integrand(u):
+        w = np.array([a * u, a * (1 - u)])
+        n = np.array([3, 1])
+        dm = math.lgamma(a) - math.lgamma(a + 4) + sum(math.lgamma(n[i] + w[i]) - math.lgamma(w[i])
+                                                      for i in range(2))
+        prior = (math.lgamma(g) - 2 * math.lgamma(g / 2) + (g / 2 - 1) * (np.log(u) + np.log(1 - u)))
+        return np.exp(dm + prior)
+    got = np.log(integrate.quad(integrand, 0, 1, epsabs=1e-13, epsrel=1e-11)[0])
+    assert np.isclose(want, got, rtol=1e-9)
+
+
+@pytest.mark.parametrize("which", ["concentration", "base_concentration"])
+def test_hcrp_hyperparameter_updates_target_their_posterior(which):
+    """The per-sweep update of HCRPCategorical, run on fixed counts, samples
+    p(alpha_e, gamma_e | counts): each concentration's draws against its exact
+    marginal posterior (the table sum of hcrp_partition_loglik, the other
+    concentration and beta integrated out), by a Kolmogorov-Smirnov distance
+    with the effective sample size of the chain."""
+    from scipy.stats import gamma as gamma_dist
+
+    from sampler_harness import _iat
+    from sk_ihmm.emissions import HCRPCategorical, resample_hyperparameters
+
+    family = HCRPCategorical(concentration=2.0, base_concentration=1.0,
+                             concentration_prior=(3.0, 1.0), base_concentration_prior=(2.0, 2.0),
+                             n_symbols=3)
+    counts = np.array([[0, 0, 0], [3, 1, 0], [0, 2, 1], [4, 0, 0]], float)
+    stats = np.concatenate([counts, counts.sum(axis=1, keepdims=True)], axis=1)
+    hyp = family.hyperparameters(3)
+    rng = np.random.default_rng(0)
+    n = 30000
+    draws = np.empty(n)
+    col = 1 if which == "concentration" else 2
+    for i in range(n):
+        resample_hyperparameters(family.tag, stats, hyp, rng)
+        draws[i] = hyp[col]
+    draws = draws[500:]
+    n_eff = draws.size / _iat(draws)
+
+    # exact marginal posterior on a grid, from the table-count sum
+    import itertools
+    stir = _stirling_unsigned(8)
+    cells = [(k, v) for k in range(4) for v in range(3) if counts[k, v] > 0]
+    n_k = counts.sum(axis=1)
+    a_prior, g_prior = (3.0, 1.0), (2.0, 2.0)
+    grid = np.linspace(1e-3, 15.0, 3000)
+    dens = np.zeros_like(grid)
+    for ms in itertools.product(*[range(1, int(counts[k, v]) + 1) for k, v in cells]):
+        m_v = np.zeros(3)
+        coef = 0.0
+        for (k, v), m in zip(cells, ms):
+            m_v[v] += m
+            coef += np.log(stir[int(counts[k, v]), m])
+
+        def log_f(a):
+            return sum(math.lgamma(a) - math.lgamma(a + nk) for nk in n_k if nk > 0) + m_v.sum() * np.log(a)
+
+        def log_g(g):
+            return (math.lgamma(g) - math.lgamma(g + m_v.sum())
+                    + sum(math.lgamma(m + g / 3) - math.lgamma(g / 3) for m in m_v))
+        if which == "concentration":
+            other = _log_grid_integral(log_g, *g_prior)
+            vals = np.array([log_f(a) for a in grid]) + gamma_dist.logpdf(grid, a_prior[0], scale=1 / a_prior[1])
+        else:
+            other = _log_grid_integral(log_f, *a_prior)
+            vals = np.array([log_g(g) for g in grid]) + gamma_dist.logpdf(grid, g_prior[0], scale=1 / g_prior[1])
+        dens += np.exp(coef + other + vals)
+    cdf = np.cumsum(dens)
+    cdf /= cdf[-1]
+    emp = np.searchsorted(np.sort(draws), grid, side="right") / draws.size
+    ks = np.max(np.abs(emp - cdf))
+    assert ks < 1.95 / np.sqrt(n_eff), (ks, n_eff)     # KS 0.999 quantile

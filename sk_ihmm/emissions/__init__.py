@@ -3,7 +3,8 @@
 One module per family (:mod:`~sk_ihmm.emissions.categorical`,
 :mod:`~sk_ihmm.emissions.gaussian`,
 :mod:`~sk_ihmm.emissions.multivariate_gaussian`,
-:mod:`~sk_ihmm.emissions.poisson`) holds its class and its
+:mod:`~sk_ihmm.emissions.poisson`,
+:mod:`~sk_ihmm.emissions.hcrp_categorical`) holds its class and its
 kernels; ``_registry`` lists the families; ``_dispatch`` holds the kernel
 functions the samplers call, each taking the family's tag ``fam`` first and
 dispatching on it at compile time. ``_base`` states the contract a family
@@ -17,11 +18,13 @@ from ._base import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, SHIFTED_FLO
                     EmissionFamily, Kernels, family_tag)
 from ._dispatch import (MissingTag, add_labelled, log_emission_matrix, log_marginal_sum,
                         log_pred, log_pred_block, log_prior_predictive, log_proposal_block,
-                        missing_aware, move_block, move_stats, param_loglik, sample_param,
-                        shifted_param_loglik_block, update)
+                        missing_aware, move_block, move_stats, param_loglik,
+                        resample_hyperparameters, sample_param, shifted_param_loglik_block,
+                        update)
 from ._registry import FAMILIES, make_emission, register_family
 from .categorical import Categorical
 from .gaussian import PROPOSAL_QUADRATIC_HALF_NU1, Gaussian
+from .hcrp_categorical import HCRPCategorical
 from .multivariate_gaussian import MultivariateGaussian
 from .poisson import Poisson
 
@@ -35,5 +38,6 @@ __all__ = [
     "Gaussian",
     "MultivariateGaussian",
     "Poisson",
+    "HCRPCategorical",
     "make_emission",
 ]

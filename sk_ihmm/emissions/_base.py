@@ -90,6 +90,14 @@ class Kernels:
     ``log_proposal_block`` may return any weights that do not depend on
     which of the scored paths is current. Left ``None``, the generic
     version built from the required kernels runs.
+
+    Hyperparameters sampled with the states
+    ---------------------------------------
+    resample_hyperparameters(stats, hyp, rng)
+        Draw new values of the hyperparameters in ``hyp`` (in place, the
+        chain's own copy) given the statistics of the used states, leaving
+        their conditional posterior invariant; called once per sweep. Left
+        ``None``, ``hyp`` stays fixed.
     """
 
     log_pred: Any
@@ -104,6 +112,7 @@ class Kernels:
     move_block: Optional[Any] = None
     add_labelled: Optional[Any] = None
     shifted_param_loglik_block: Optional[Any] = None
+    resample_hyperparameters: Optional[Any] = None
 
 
 class EmissionFamily(BaseEstimator):
@@ -131,6 +140,13 @@ class EmissionFamily(BaseEstimator):
     discrete = False
     #: names of the fitted attributes :meth:`summary` returns, set on the estimator
     fitted_attributes = ()
+
+    @property
+    def samples_hyperparameters(self):
+        """True when the family draws its hyperparameters with the states
+        (its :class:`Kernels` has ``resample_hyperparameters``): every chain
+        then keeps its own ``hyp``, and every kept sample a copy."""
+        return self.kernels is not None and self.kernels.resample_hyperparameters is not None
 
     # -- hyperparameters ---------------------------------------------------
     def validate_params(self):

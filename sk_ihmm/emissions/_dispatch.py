@@ -39,7 +39,8 @@ from ._base import SHIFTED_FLOOR
 __all__ = [
     "MissingTag", "missing_aware", "log_pred", "update", "param_loglik", "sample_param",
     "log_marginal_sum", "add_labelled", "log_pred_block", "log_proposal_block", "move_stats",
-    "move_block", "shifted_param_loglik_block", "log_prior_predictive", "log_emission_matrix",
+    "move_block", "shifted_param_loglik_block", "resample_hyperparameters",
+    "log_prior_predictive", "log_emission_matrix",
 ]
 
 #: The tag of a family whose observations may be missing (NaN rows).
@@ -411,6 +412,29 @@ def shifted_param_loglik_block(fam, param, n, Y, start, length, out):
     takes part in the maximum and is shifted too: the log emission terms of
     a forward pass, ready for ``exp``."""
     _shifted_param_loglik_block(fam, param, n, Y, start, length, out)
+
+
+def _resample_hyperparameters(fam, stats, hyp, rng):
+    raise NotImplementedError
+
+
+@overload(_resample_hyperparameters)
+def _resample_hyperparameters_ol(fam, stats, hyp, rng):
+    f = _resolve(fam)[0].resample_hyperparameters   # missing rows add no statistics
+    if f is None:
+        return lambda fam, stats, hyp, rng: None
+
+    def impl(fam, stats, hyp, rng):
+        f(stats, hyp, rng)
+    return impl
+
+
+@njit(cache=True)
+def resample_hyperparameters(fam, stats, hyp, rng):
+    """Draw the family's sampled hyperparameters in ``hyp`` (in place) given
+    the statistics ``stats`` of the used states; nothing for a family whose
+    hyperparameters are fixed. ``rng``: a numpy Generator."""
+    _resample_hyperparameters(fam, stats, hyp, rng)
 
 
 # ------------------------------------------------------------ from Python

@@ -7,6 +7,7 @@ its class; the built-in families are registered below, one line each.
 from ._base import EmissionFamily, Kernels
 from .categorical import Categorical
 from .gaussian import Gaussian
+from .hcrp_categorical import HCRPCategorical
 from .multivariate_gaussian import MultivariateGaussian
 from .poisson import Poisson
 
@@ -74,5 +75,6 @@ for _family in (
     Gaussian,
     MultivariateGaussian,
     Poisson,
+    HCRPCategorical,
 ):
     register_family(_family)

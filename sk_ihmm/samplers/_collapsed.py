@@ -11,7 +11,7 @@ from numba import njit
 from .. import _hcrp
 from .._hyper import resample_concentrations
 from .._rng import as_generator, generator_handle
-from ..emissions import log_marginal_sum
+from ..emissions import log_marginal_sum, resample_hyperparameters
 
 
 class CollapsedState:
@@ -25,6 +25,9 @@ class CollapsedState:
         Tables of every restaurant and of the root.
     stats : ndarray of shape (capacity, n_stats)
         Emission sufficient statistics per label.
+    hyp : ndarray
+        The chain's emission hyperparameters (its own copy: a family may
+        resample them).
     log_joint : float
         ``log p(x, tables, y)`` after the last sweep.
     scratch : dict
@@ -32,10 +35,11 @@ class CollapsedState:
         to the next (not part of the Markov state).
     """
 
-    def __init__(self, x, seating, stats):
+    def __init__(self, x, seating, stats, hyp):
         self.x = x
         self.seating = seating
         self.stats = stats
+        self.hyp = hyp
         self.log_joint = np.nan
         self.scratch = {}
 
@@ -77,7 +81,7 @@ def init_collapsed(problem, x0, rng):
     s = _hcrp.new_seating(C, x.shape[0] + 16, 64, *problem.conc0)
     stats = np.zeros((C, problem.n_stats))
     _hcrp.seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.fam, rng)
-    state = CollapsedState(x, s, stats)
+    state = CollapsedState(x, s, stats, problem.hyp.copy())
     state.log_joint = log_joint(state, problem)
     return state
 
@@ -89,14 +93,16 @@ def _log_joint(s, stats, fam, hyp):
 
 def log_joint(state, problem):
     """``log p(x, tables, y)`` with emission parameters integrated out."""
-    return float(_log_joint(state.seating, state.stats, problem.fam, problem.hyp))
+    return float(_log_joint(state.seating, state.stats, problem.fam, state.hyp))
 
 
 @njit(cache=True)
 def _finish(s, stats, fam, hyp, priors, resample, rng):
     """:func:`finish_sweep` in one kernel call: resample ``s.conc`` in place
-    when asked (:mod:`sk_ihmm._hyper`), return the new ``log_joint``."""
+    when asked (:mod:`sk_ihmm._hyper`) and the family's hyperparameters
+    ``hyp`` if it samples them, return the new ``log_joint``."""
     rng = as_generator(rng)
+    resample_hyperparameters(fam, stats, hyp, rng)
     vec, scal, conc = s.vec, s.scal, s.conc
     if resample[0] or resample[1] or resample[2]:
         overrides = 0
@@ -111,5 +117,5 @@ def finish_sweep(state, problem, rng):
     """Resample concentrations (when asked) and refresh ``log_joint``
     (``rng``: a Generator or its :func:`~sk_ihmm._rng.generator_handle`)."""
     state.log_joint = float(_finish(
-        state.seating, state.stats, problem.fam, problem.hyp, problem.priors, problem.resample,
+        state.seating, state.stats, problem.fam, state.hyp, problem.priors, problem.resample,
         generator_handle(rng)))

@@ -72,13 +72,17 @@ class PGASState:
         Sampled override-table counts.
     stats : ndarray of shape (K + 1, n_stats)
         Emission sufficient statistics per label (row 0 unused).
+    hyp : ndarray
+        The chain's emission hyperparameters (its own copy: a family may
+        resample them).
     log_joint : float
         ``log p(x, m, o, y | alpha, gamma, kappa)``, see the module docstring
         and doc/internals.rst, "Particle Gibbs".
     """
 
-    def __init__(self, x, conc):
+    def __init__(self, x, conc, hyp):
         self.x = x
+        self.hyp = hyp
         self.conc = np.asarray(conc, dtype=np.float64)
         self.beta = self.pi = self.phi = None
         self.n = self.m = self.o = self.stats = None
@@ -859,7 +863,7 @@ def _log_joint(state, problem):
     """``log p(x, m, o, y | conc)`` (see the module docstring)."""
     state._log_stirling = log_stirling_cover(state._log_stirling, state.n, state.m, state.o)
     return count_log_joint(state.n, state.m, state.o, state.stats, state.conc, problem.fam,
-                           problem.hyp, state._log_stirling)
+                           state.hyp, state._log_stirling)
 
 
 @njit(cache=True)
@@ -885,6 +889,9 @@ def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc
     beta = np.empty(K + 1)
     _dirichlet(shapes, beta, rng)
     pi = _sample_rows(n, beta, alpha, kappa, rng)
+    # the family's hyperparameters given the labels (emission parameters
+    # integrated out), then the parameters given them: one block
+    em.resample_hyperparameters(fam, stats, hyp, rng)
     phi = _sample_emission_params(stats, hyp, fam, n_params, rng)
     return n, stats, m, o, new_conc, beta, pi, phi
 
@@ -898,7 +905,7 @@ def _resample_parameters(state, problem, beta_used, rng):
     (state.n, state.stats, state.m, state.o, state.conc, state.beta, state.pi,
      state.phi) = _parameters(
         state.x, problem.Y, problem.seq_first, int(state.x.max()), problem.n_stats,
-        problem.emission.n_params(problem.dim), problem.fam, problem.hyp, beta_used,
+        problem.emission.n_params(problem.dim), problem.fam, state.hyp, beta_used,
         np.asarray(state.conc, dtype=np.float64), problem.priors, problem.resample,
         generator_handle(rng),
     )
@@ -929,7 +936,7 @@ def init(problem, x0, rng):
     _options(problem)
     x = np.array(x0, dtype=np.int64)
     compact_labels(x)
-    state = PGASState(x, problem.conc0)
+    state = PGASState(x, problem.conc0, problem.hyp.copy())
     K = int(x.max())
     no_resample = problem._replace(resample=np.zeros(3, np.bool_))
     _resample_parameters(state, no_resample, np.full(K + 1, 1.0 / (K + 1)), rng)
@@ -1033,7 +1040,7 @@ def step(state, problem, rng):
      n_changed) = _sweep(
         state.x, problem.Y, problem.starts, problem.ends, problem.seq_first, state.pi,
         state.beta, state.phi, state.conc, n_particles, posterior, _EXPLICIT_MASS,
-        problem.hyp, problem.fam, problem.prior_pred, problem.n_stats,
+        state.hyp, problem.fam, problem.prior_pred, problem.n_stats,
         problem.emission.n_params(problem.dim), problem.priors, problem.resample,
         generator_handle(rng))
     state.log_joint = _log_joint(state, problem)

@@ -495,7 +495,7 @@ def _sweep(state, problem, rng, use_beam):
             keep["buffers"] = ((l_max, C, width), fbuf, ibuf)
         pos, acc, vis, wanted, n_blocks = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, problem.hyp,
+            problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, state.hyp,
             problem.prior_pred, handle, fbuf, ibuf, l_max, width, RESEAT_PROB,
         )
         n_acc += acc

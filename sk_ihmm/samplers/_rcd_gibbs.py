@@ -155,7 +155,7 @@ def step(state, problem, rng):
         trans = np.empty(C + 1)
         pos, acc = _gibbs_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, order, pos, problem.fam, problem.hyp, generator_handle(rng), cand,
+            problem.seq_last, order, pos, problem.fam, state.hyp, generator_handle(rng), cand,
             logw, trans,
         )
         n_acc += acc

@@ -374,7 +374,7 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
         state.ensure_capacity(labels=2, tables=T - in_use + 8, log=2 * T + 8)
         done = _sm_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, int(n_trials), done, problem.fam, problem.hyp,
+            problem.seq_last, int(n_trials), done, problem.fam, state.hyp,
             bool(early_stop), generator_handle(rng), fb, fe, order, xsave, emit_buf, fwd_buf,
             path_buf, counts,
             small, iwork,
