@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
-from ._base import EmissionFamily, Kernels, family_tag
+from ._base import Kernels, family_tag
 from .categorical import MAX_SYMBOLS, Categorical, _count, _update
 
 __all__ = ["HCRPCategorical"]
