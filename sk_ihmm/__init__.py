@@ -1,7 +1,9 @@
 """sk_ihmm: Bayesian nonparametric hidden Markov models with a scikit-learn interface."""
 
 from ._estimator import InfiniteHMM
-from .emissions import Categorical, Gaussian, MultivariateGaussian, Poisson
+from .emissions import Categorical, Gaussian, HCRPCategorical, MultivariateGaussian, Poisson
 
-__all__ = ["InfiniteHMM", "Categorical", "Gaussian", "MultivariateGaussian", "Poisson"]
+__all__ = [
+    "InfiniteHMM", "Categorical", "HCRPCategorical", "Gaussian", "MultivariateGaussian", "Poisson",
+]
 __version__ = "0.1.0"

@@ -123,7 +123,8 @@ class InfiniteHMM(BaseEstimator):
         ``benchmarks/results/defaults.txt`` than ``rcd_gibbs``.
     emission : str or EmissionFamily, default="gaussian"
         A family's name (``"gaussian"``, ``"multivariate_gaussian"``,
-        ``"categorical"``, ``"poisson"``, or any registered with
+        ``"categorical"``, ``"hcrp_categorical"``, ``"poisson"``, or any
+        registered with
         :func:`sk_ihmm.emissions.register_family`) or an instance of
         :mod:`sk_ihmm.emissions` (whose parameters can be tuned as
         ``emission__<name>``). ``"gaussian"`` is the Gaussian family for any

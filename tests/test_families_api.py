@@ -181,3 +181,41 @@ def test_held_out_gaps_for_a_model_fitted_without_any():
 def test_all_missing_training_data_is_an_error():
     with pytest.raises(ValueError, match="Every row of X is missing"):
         InfiniteHMM(allow_missing=True, **QUICK).fit(np.full((20, 1), np.nan))
+
+
+# ------------------------------------------------------------ HCRP categorical
+def test_hcrp_categorical_fit_keeps_per_sample_hyperparameters():
+    from sk_ihmm.emissions import HCRPCategorical
+
+    X, states = make_categorical_hmm(1500, n_states=3, n_symbols=20, concentration=0.1,
+                                     random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = InfiniteHMM(emission="hcrp_categorical", max_time=3, random_state=0).fit(X[:1200])
+    assert isinstance(model._family, HCRPCategorical)
+    snaps = [s for chain in model.snapshots_ for s in chain]
+    hyps = np.array([s.hyp for s in snaps])
+    assert hyps.shape[1] == 8 + 20
+    # beta and the concentrations move from sample to sample; the pseudo-counts sum to alpha_e
+    assert np.ptp(hyps[:, 1]) > 0 and np.ptp(hyps[:, 2]) > 0
+    np.testing.assert_allclose(hyps[:, 8:].sum(axis=1), hyps[:, 1], rtol=1e-10)
+    assert np.allclose(model.emissionprob_.sum(axis=1), 1.0)
+    assert np.isfinite(model.score(X[1200:]))
+    assert model.emission_prior_["resample"] is True
+    # fixed concentrations stay fixed; beta is still sampled
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fixed = InfiniteHMM(emission=HCRPCategorical(resample=False, concentration=2.0),
+                            **QUICK).fit(X[:300])
+    hyps = np.array([s.hyp for chain in fixed.snapshots_ for s in chain])
+    assert np.all(hyps[:, 1] == 2.0) and np.ptp(hyps[:, 8]) > 0
+
+
+def test_hcrp_categorical_rejects_bad_hyperparameters():
+    from sk_ihmm.emissions import HCRPCategorical
+
+    for kwargs, match in [({"concentration": 0.0}, "concentration must be a positive"),
+                          ({"base_concentration_prior": (1.0,)}, "base_concentration_prior"),
+                          ({"n_symbols": 0}, "n_symbols")]:
+        with pytest.raises(ValueError, match=match):
+            InfiniteHMM(emission=HCRPCategorical(**kwargs), **QUICK).fit(np.zeros((10, 1), int))

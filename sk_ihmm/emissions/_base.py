@@ -204,7 +204,7 @@ class EmissionFamily(BaseEstimator):
     # -- results -----------------------------------------------------------
     def summary(self, stats, hyp):
         """Posterior-mean parameters of the states whose statistics are the
-        rows of ``stats``: dict ``{name: array}`` over :attr:`fitted_attributes`."""
+        rows of ``stats``: dict ``{name: array}`` over ``fitted_attributes``."""
         raise NotImplementedError
 
     def draw(self, summary, states, rng):
@@ -289,6 +289,25 @@ def positive_definite_scale(cov):
     if eig.min() < 1e-10:
         cov = cov + 1e-6 * np.diag(diag)
     return cov
+
+
+def check_integer_codes(X, family, what):
+    """``X`` of non-negative integers (NaN rows allowed) as float64; a
+    ValueError naming ``family`` and ``what`` ("symbols", "counts") otherwise."""
+    X = np.asarray(X)
+    if X.dtype.kind == "b":
+        X = X.astype(np.int64)
+    if X.dtype.kind not in "iuf":
+        raise ValueError(f"{family} emissions expect integer {what}; got dtype {X.dtype}.")
+    X = X.astype(np.float64)
+    observed = X[~np.isnan(X)]
+    if not np.all(np.isfinite(observed)):
+        raise ValueError("Input X contains infinity.")
+    if np.any(observed != np.round(observed)):
+        raise ValueError(f"{family} emissions expect integer {what}; X has non-integer values.")
+    if observed.size and observed.min() < 0:
+        raise ValueError(f"{family} {what} must be non-negative; got minimum {observed.min():.0f}.")
+    return X
 
 
 #: Largest magnitude of a continuous observation: squares (sums of squares

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
-from ._base import EmissionFamily, Kernels, family_tag
+from ._base import EmissionFamily, Kernels, check_integer_codes, family_tag
 
 __all__ = ["Categorical"]
 
@@ -197,18 +197,8 @@ class Categorical(EmissionFamily):
                 "Categorical emissions expect X of shape (n_samples, 1) holding integer "
                 f"symbols; got shape {X.shape}."
             )
-        if X.dtype.kind == "b":
-            X = X.astype(np.int64)
-        if X.dtype.kind not in "iuf":
-            raise ValueError(f"Categorical emissions expect integer symbols; got dtype {X.dtype}.")
-        X = X.astype(np.float64)
+        X = check_integer_codes(X, "Categorical", "symbols")
         observed = X[~np.isnan(X)]
-        if not np.all(np.isfinite(observed)):
-            raise ValueError("Input X contains infinity.")
-        if np.any(observed != np.round(observed)):
-            raise ValueError("Categorical emissions expect integer symbols; X has non-integer values.")
-        if observed.size and observed.min() < 0:
-            raise ValueError(f"Categorical symbols must be non-negative; got minimum {observed.min():.0f}.")
         if dim is not None and observed.size and observed.max() >= dim:
             raise ValueError(
                 f"Symbol {int(observed.max())} is outside the alphabet of {dim} symbols seen "

@@ -40,7 +40,7 @@ from numba import njit
 from scipy.special import gammaln
 
 from ._base import Kernels, family_tag
-from .categorical import MAX_SYMBOLS, Categorical, _count, _update
+from .categorical import MAX_SYMBOLS, Categorical, _count, _param_loglik, _update
 
 __all__ = ["HCRPCategorical"]
 
@@ -78,11 +78,6 @@ def _sample_param(stats, k, hyp, rng, out, j):
         tot += g
     for v in range(V):
         out[j, v] = math.log(max(out[j, v] / tot, 1e-300))
-
-
-@njit(cache=True, inline="always")
-def _param_loglik(param, k, Y, t):
-    return param[k, int(Y[t, 0])]
 
 
 @njit(cache=True)

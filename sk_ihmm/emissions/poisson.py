@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
-from ._base import EmissionFamily, Kernels, family_tag
+from ._base import EmissionFamily, Kernels, check_integer_codes, family_tag
 
 __all__ = ["Poisson"]
 
@@ -161,18 +161,8 @@ class Poisson(EmissionFamily):
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"Poisson emissions expect X of shape (n_samples, n_features); got shape {X.shape}.")
-        if X.dtype.kind == "b":
-            X = X.astype(np.int64)
-        if X.dtype.kind not in "iuf":
-            raise ValueError(f"Poisson emissions expect integer counts; got dtype {X.dtype}.")
-        X = X.astype(np.float64)
+        X = check_integer_codes(X, "Poisson", "counts")
         observed = X[~np.isnan(X)]
-        if not np.all(np.isfinite(observed)):
-            raise ValueError("Input X contains infinity.")
-        if np.any(observed != np.round(observed)):
-            raise ValueError("Poisson emissions expect integer counts; X has non-integer values.")
-        if observed.size and observed.min() < 0:
-            raise ValueError(f"Poisson counts must be non-negative; got minimum {observed.min():.0f}.")
         if observed.size and observed.max() > MAX_COUNT:
             raise ValueError(f"Poisson counts must be at most {MAX_COUNT}; got {observed.max():.0f}.")
         return X
