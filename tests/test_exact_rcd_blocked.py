@@ -13,7 +13,7 @@ import pytest
 
 from sampler_harness import check_exact, make_problem, tiny_data
 from sk_ihmm import _hcrp
-from sk_ihmm.emissions import update
+from sk_ihmm.emissions import Categorical, update
 from sk_ihmm.samplers import get_sampler
 from sk_ihmm.samplers._rcd_blocked import _make_blocks, _max_blocks, _plan_sweep
 
@@ -230,8 +230,9 @@ def test_reseat_seq_samples_the_table_counts_given_the_labels(x, kappa, conc_fac
     s = _hcrp.new_seating(C, 32, 64, alpha * conc_factor, gamma, kappa)
     first = np.r_[True, np.zeros(len(x) - 1, bool)]
     rng = np.random.default_rng(3)
-    # categorical statistics (family code 0) of one symbol, unused here
-    _hcrp.seat_sequences(s, np.zeros((C, 2)), x, np.zeros((len(x), 1)), first, 0, rng)
+    # categorical statistics of one symbol, unused here
+    _hcrp.seat_sequences(s, np.zeros((C, 2)), x, np.zeros((len(x), 1)), first,
+                         Categorical.tag, rng)
     mat, vec, tab, log, scal, conc = s
     n_draws, thin = 40000, 4
     counts = {}
