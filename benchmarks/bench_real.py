@@ -1,7 +1,9 @@
 """Every registered sampler side by side on real data, on a CPU-time basis.
 
-Four tables, each also written to ``benchmarks/results/real_<table>.txt``
-(``real_<table>_quick.txt`` with ``--quick``) with the command line at the top:
+Five tables, each also written to ``benchmarks/results/real_<table>.txt``
+(``real_<table>_quick.txt`` with ``--quick``) with the command line at the top
+(the first four run by default; ``alice_words_hcrp`` on request, with
+``--tables alice_words_hcrp``):
 
 ``alice_chars``
     Alice in Wonderland, characters (31 symbols): train on the first 1,000
@@ -12,6 +14,15 @@ Four tables, each also written to ``benchmarks/results/real_<table>.txt``
     Alice in Wonderland, words (``load_alice_words``: the last 1,000 tokens
     held out, ~1.5k symbols, T ~ 27k). Held-out perplexity after a fixed CPU
     budget (``--words-budget``), one chain per sampler.
+``alice_words_hcrp``
+    The same split and protocol, each sampler fitted twice, with
+    ``Categorical(n_symbols=V)`` (as in ``alice_words``) and with
+    ``HCRPCategorical(n_symbols=V)`` (Makino et al.'s hierarchical emission
+    prior, concentrations resampled), each on ``--words-budget`` CPU seconds
+    (sweeps calibrated per family: the cost per sweep differs); adds the
+    posterior means of the HCRP concentrations alpha_e and gamma_e. Not in
+    the default list: it repeats the Categorical fits of ``alice_words`` and
+    costs about twice that table (~20 min CPU).
 ``welllog`` / ``ion``
     The well-log series (4,050 values) and 2,000 values of the ion-channel
     trace ``sctrace_test2_sub100``, both standardised ``(x - mean) / sd``.
@@ -58,7 +69,7 @@ Usage::
 
     python benchmarks/bench_real.py [--quick] [--budget 20] [--words-budget 80]
         [--runs 3] [--samplers rcd_gibbs pgas ...]
-        [--tables alice_chars alice_words welllog ion]
+        [--tables alice_chars alice_words welllog ion alice_words_hcrp]
 """
 
 import argparse
@@ -77,11 +88,14 @@ sys.path.insert(0, os.path.dirname(HERE))
 from sk_ihmm import InfiniteHMM  # noqa: E402
 from sk_ihmm import datasets  # noqa: E402
 from sk_ihmm.datasets import DataNotAvailable  # noqa: E402
-from sk_ihmm.emissions import Categorical  # noqa: E402
+from sk_ihmm.emissions import Categorical, HCRPCategorical  # noqa: E402
 from sk_ihmm.samplers import SAMPLERS  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
-TABLES = ("alice_chars", "alice_words", "welllog", "ion")
+TABLES = ("alice_chars", "alice_words", "welllog", "ion", "alice_words_hcrp")
+#: Tables run when ``--tables`` is not given (alice_words_hcrp repeats alice_words' Categorical
+#: fits beside HCRP ones, ~2 x the words table's CPU, so it is run on request only).
+DEFAULT_TABLES = ("alice_chars", "alice_words", "welllog", "ion")
 ORDER = ("rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas")
 #: Tripuraneni et al. (2015), Alice chars (1,000 train / 4,000 test), held-out log-likelihood.
 PAPER_ALICE_CHARS = (("PGAS paper: PG (N=10)", -5918.4, 123.8), ("PGAS paper: beam", -6099.0, 106.0))
@@ -160,6 +174,11 @@ def kept_n_states(model):
     """Number of states of every kept sample, all chains pooled."""
     ks = model.trace_["n_states"][:, model.n_burnin:][:, model.thin - 1::model.thin]
     return ks
+
+
+def k_summary(ks):
+    """``median [min, max]`` of numbers of states (the traces are float arrays)."""
+    return f"{np.median(ks):g} [{ks.min():g}, {ks.max():g}]"
 
 
 FAILURES = []
@@ -266,7 +285,7 @@ def table_alice_chars(args, out):
                 cpus.append(model.trace_["seconds"][0, -1])
                 ks.append(kept_n_states(model).ravel())
             ks = np.concatenate(ks)
-            kstr = f"{np.median(ks):g} [{ks.min()}, {ks.max()}]"
+            kstr = k_summary(ks)
             sd = np.std(scores, ddof=1) if len(scores) > 1 else float("nan")
             out(f"{name:24} {n_sweeps:7d} {np.mean(cpus):7.1f} {kstr:>12} "
                 f"{np.mean(scores):11.1f} +- {sd:6.1f} {-np.mean(scores) / len(X_te):9.3f}")
@@ -308,13 +327,24 @@ def table_alice_chars(args, out):
         "target.")
 
 
-def table_alice_words(args, out):
+def _alice_words_data(args):
+    """``(X_tr, X_te, V, note)``: the words split (the last 5,000 training tokens with --quick)."""
     X_tr, X_te, vocab = datasets.load_alice_words(1000)
     note = ""
     if args.quick:
         X_tr = X_tr[-5000:]
         note = " (--quick: last 5,000 training tokens only)"
-    V = len(vocab)
+    return X_tr, X_te, len(vocab), note
+
+
+def _unigram_perplexity(X_tr, X_te, V):
+    counts = np.bincount(X_tr.ravel(), minlength=V) + 0.5
+    uni = float(np.sum(np.log(counts[X_te.ravel()] / counts.sum())))
+    return np.exp(-uni / len(X_te))
+
+
+def table_alice_words(args, out):
+    X_tr, X_te, V, note = _alice_words_data(args)
     emission = Categorical(n_symbols=V)
     extra = {"n_score_particles": args.words_score_particles, "n_score_samples": 10}
     out(f"Alice in Wonderland, words: train {len(X_tr):,} tokens{note} / test {len(X_te):,}, "
@@ -332,7 +362,7 @@ def table_alice_words(args, out):
             model, _ = budget_fit(kw, X_tr, n_sweeps, seed=0)
             score = model.score(X_te)
             ks = kept_n_states(model).ravel()
-            kstr = f"{np.median(ks):g} [{ks.min()}, {ks.max()}]"
+            kstr = k_summary(ks)
             out(f"{name:24} {n_sweeps:7d} {model.trace_['seconds'][0, -1]:7.1f} {kstr:>12} "
                 f"{score:12.1f} {np.exp(-score / len(X_te)):10.1f}")
         except Exception as exc:  # one broken sampler must not sink the table
@@ -358,10 +388,61 @@ def table_alice_words(args, out):
         out(f"hmmlearn: K chosen on the last 10 % of the training tokens after fitting the first "
             f"90 % (validation log-lik {_fmt_val(val)}), refit on all training tokens; one EM "
             f"run of <= {n_iter} iterations per K, add-0.5 smoothing; CPU s = selection + refit.")
-    counts = np.bincount(X_tr.ravel(), minlength=V) + 0.5
-    uni = float(np.sum(np.log(counts[X_te.ravel()] / counts.sum())))
     out(f"Unigram reference (add-0.5 counts of the training tokens): perplexity "
-        f"{np.exp(-uni / len(X_te)):.1f}.")
+        f"{_unigram_perplexity(X_tr, X_te, V):.1f}.")
+
+
+def _hyp_means(model, idx=(1, 2)):
+    """Mean over the kept snapshots (all chains) of the emission hyperparameters ``hyp[idx]``."""
+    hyps = [s.hyp for snaps in model.snapshots_ for s in snaps if s.hyp is not None]
+    if not hyps:
+        return None
+    return np.mean(np.array([[h[i] for i in idx] for h in hyps]), axis=0)
+
+
+def table_alice_words_hcrp(args, out):
+    """alice_words with both emission families: Categorical(0.5) and HCRPCategorical."""
+    X_tr, X_te, V, note = _alice_words_data(args)
+    families = (("categorical", Categorical(n_symbols=V)),
+                ("hcrp", HCRPCategorical(n_symbols=V)))
+    extra = {"n_score_particles": args.words_score_particles, "n_score_samples": 10}
+    out(f"Alice in Wonderland, words: train {len(X_tr):,} tokens{note} / test {len(X_te):,}, "
+        f"{V:,} symbols; 1 chain per (sampler, emission), CPU budget {args.words_budget:g} s of "
+        "sampling each;")
+    out("emission: categorical = Categorical(concentration=0.5, n_symbols=V) (as in alice_words); "
+        "hcrp = HCRPCategorical(n_symbols=V), defaults: theta_k ~ Dir(alpha_e beta), "
+        "beta ~ Dir(gamma_e / V), alpha_e, gamma_e ~ Gamma(1, 1), all resampled each sweep;")
+    out(f"perplexity = exp(-score / 1000), scored with n_score_particles="
+        f"{args.words_score_particles}, n_score_samples=10; K = median [min, max] of kept samples; "
+        "alpha_e, gamma_e = posterior means over the kept samples")
+    out()
+    head = (f"{'method':24} {'emission':>11} {'sweeps':>7} {'CPU s':>7} {'ms/sweep':>8} "
+            f"{'K':>16} {'test log-lik':>12} {'perplexity':>10} {'alpha_e':>8} {'gamma_e':>8}")
+    out(head)
+    out("-" * len(head))
+    for name in args.samplers:
+        for fam, emission in families:
+            try:
+                kw = sampler_kwargs(name, emission, extra)
+                n_sweeps, _ = calibrate({**kw, "random_state": 0}, X_tr, args.words_budget)
+                model, _ = budget_fit(kw, X_tr, n_sweeps, seed=0)
+                score = model.score(X_te)
+                ks = kept_n_states(model).ravel()
+                kstr = k_summary(ks)
+                cpu = model.trace_["seconds"][0, -1]
+                hyp = _hyp_means(model) if fam == "hcrp" else None
+                hstr = (f"{hyp[0]:8.3g} {hyp[1]:8.3g}" if hyp is not None
+                        else f"{'':>8} {'':>8}")
+                out(f"{name:24} {fam:>11} {n_sweeps:7d} {cpu:7.1f} "
+                    f"{1000 * cpu / n_sweeps:8.2f} {kstr:>16} {score:12.1f} "
+                    f"{np.exp(-score / len(X_te)):10.1f} {hstr}".rstrip())
+            except Exception as exc:  # one broken sampler must not sink the table
+                sampler_failed(out, f"{name} ({fam})", exc)
+    out()
+    out("sweeps: calibrated by a pilot fit per (sampler, emission), since the cost per sweep "
+        "differs; CPU s: sampling CPU actually used; ms/sweep = CPU s / sweeps.")
+    out(f"Unigram reference (add-0.5 counts of the training tokens): perplexity "
+        f"{_unigram_perplexity(X_tr, X_te, V):.1f}.")
 
 
 def _standardise(X):
@@ -422,7 +503,7 @@ def _table_series(args, out, name, X_raw, description):
             pe = model.point_estimate()
             k_pe = len(np.unique(pe))
             panels.append((f"{sampler} (point estimate)", pe))
-            kstr = f"{np.median(ks):g} [{ks.min()}, {ks.max()}]"
+            kstr = k_summary(ks)
             out(f"{sampler:24} {n_sweeps:7d} {model.trace_['seconds'][:, -1].mean():7.1f} "
                 f"{kstr:>17} {rhat:6.2f} {k_pe:5d}")
         except Exception as exc:  # one broken sampler must not sink the table
@@ -464,7 +545,8 @@ def table_ion(args, out):
 
 
 TABLE_FUNCS = {"alice_chars": table_alice_chars, "alice_words": table_alice_words,
-               "welllog": table_welllog, "ion": table_ion}
+               "welllog": table_welllog, "ion": table_ion,
+               "alice_words_hcrp": table_alice_words_hcrp}
 
 
 def main(argv=None):
@@ -481,7 +563,8 @@ def main(argv=None):
                     help="runs (chains) per sampler (default 3; 1 with --quick)")
     ap.add_argument("--samplers", nargs="+", default=None,
                     help=f"default: every registered sampler ({' '.join(registered_samplers())})")
-    ap.add_argument("--tables", nargs="+", default=list(TABLES), choices=TABLES)
+    ap.add_argument("--tables", nargs="+", default=list(DEFAULT_TABLES), choices=TABLES,
+                    help=f"default: {' '.join(DEFAULT_TABLES)}")
     args = ap.parse_args(argv)
     args.command = "python benchmarks/bench_real.py " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
