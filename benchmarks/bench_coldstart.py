@@ -15,6 +15,11 @@ Tables:
 2. Compiling everything: one process fits tiny data with every sampler and
    every emission family (``max_time=0``, a few sweeps), then predicts and
    scores; wall time cold and warm.
+3. One row per emission family: a fresh process with an empty cache fits 500
+   steps of the family's synthetic data (``sk_ihmm.datasets``) with the
+   default sampler and ``max_time=0`` (one round: 4 chains of 100 + 100
+   sweeps); wall time of the fit and the part of it spent compiling, then
+   the same fit warm (a second process on the cache the first filled).
 
 Usage::
 
@@ -76,11 +81,34 @@ print(json.dumps(dict(total_s=time.perf_counter() - t0, n_fits=len(SAMPLERS) * l
 """
 
 
-def run(code, cache_dir):
+FAMILY_FIT = r"""
+import json, sys, time, warnings
+import numpy as np
+from sk_ihmm import InfiniteHMM
+from sk_ihmm import datasets
+family = sys.argv[1]
+make = {"gaussian": lambda: datasets.make_gaussian_hmm(500, random_state=0),
+        "multivariate_gaussian": lambda: datasets.make_multivariate_gaussian_hmm(
+            500, n_features=3, random_state=0),
+        "categorical": lambda: datasets.make_categorical_hmm(500, random_state=0),
+        "poisson": lambda: datasets.make_poisson_hmm(500, random_state=0)}[family]
+X, _ = make()
+warnings.simplefilter("ignore")
+t0 = time.perf_counter()
+model = InfiniteHMM(emission=family, max_time=0, random_state=0).fit(X)
+c = model.convergence_
+print(json.dumps(dict(fit_s=time.perf_counter() - t0, compile_s=c["compile_seconds"],
+                      K=model.n_states_, sweeps=model.n_sweeps_)))
+"""
+
+FAMILIES = ("gaussian", "multivariate_gaussian", "categorical", "poisson")
+
+
+def run(code, cache_dir, *args):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir,
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True,
                          check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["process_s"] = time.perf_counter() - t0
@@ -109,6 +137,16 @@ def main(argv=None):
         for label in ("cold", "warm"):
             r = run(EVERYTHING, os.path.join(tmp, "all"))
             lines.append(f"{label:6} {r['n_fits']:5d} {r['total_s']:7.1f}")
+            print(lines[-1], flush=True)
+        lines += ["", "one family per fresh process, empty cache: default sampler, max_time=0,"
+                  " 500 steps (cold fit, of which compiling; then the same fit warm)",
+                  f"{'family':22} {'cold fit':>8} {'of which compiling':>19} {'warm fit':>8} {'K':>3}"]
+        for family in FAMILIES:
+            cache = os.path.join(tmp, "family_" + family)
+            cold = run(FAMILY_FIT, cache, family)
+            warm = run(FAMILY_FIT, cache, family)
+            lines.append(f"{family:22} {cold['fit_s']:8.1f} {cold['compile_s']:19.1f} "
+                         f"{warm['fit_s']:8.1f} {cold['K']:3d}")
             print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
     print(text)
