@@ -72,6 +72,15 @@ def _own(fam, name):
     return None if missing else getattr(kernels, name)
 
 
+def _step(fam, name):
+    """``(kernel, missing)``: the family's per-step kernel ``name``, which a
+    generic block version calls directly (not through the dispatching
+    function, whose inlining costs reference counts in the loop) and skips
+    for NaN rows when ``missing``."""
+    kernels, missing = _resolve(fam)
+    return getattr(kernels, name), missing
+
+
 # ---------------------------------------------------------------- per step
 def _log_pred(fam, stats, k, hyp, Y, t):
     raise NotImplementedError
@@ -207,15 +216,17 @@ def _add_labelled(fam, stats, x, Y):
     raise NotImplementedError
 
 
-@overload(_add_labelled)
+@overload(_add_labelled, inline="always")
 def _add_labelled_ol(fam, stats, x, Y):
     f = _own(fam, "add_labelled")
     if f is not None:
         return lambda fam, stats, x, Y: f(stats, x, Y)
+    upd, missing = _step(fam, "update")
 
     def impl(fam, stats, x, Y):
         for t in range(x.shape[0]):
-            _update(fam, stats, x[t], Y, t, 1.0)
+            if not (missing and math.isnan(Y[t, 0])):
+                upd(stats, x[t], Y, t, 1.0)
     return impl
 
 
@@ -232,18 +243,20 @@ def _log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out):
     raise NotImplementedError
 
 
-@overload(_log_pred_block)
+@overload(_log_pred_block, inline="always")
 def _log_pred_block_ol(fam, stats, labels, n_labels, hyp, Y, start, length, out):
     f = _own(fam, "log_pred_block")
     if f is not None:
         def impl(fam, stats, labels, n_labels, hyp, Y, start, length, out):
             f(stats, labels, n_labels, hyp, Y, start, length, out)
         return impl
+    lp, missing = _step(fam, "log_pred")
 
     def impl(fam, stats, labels, n_labels, hyp, Y, start, length, out):
         for c in range(n_labels):
             for l in range(length):
-                out[l, c] = _log_pred(fam, stats, labels[c], hyp, Y, start + l)
+                t = start + l
+                out[l, c] = 0.0 if missing and math.isnan(Y[t, 0]) else lp(stats, labels[c], hyp, Y, t)
     return impl
 
 
@@ -260,7 +273,7 @@ def _log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out
     raise NotImplementedError
 
 
-@overload(_log_proposal_block)
+@overload(_log_proposal_block, inline="always")
 def _log_proposal_block_ol(fam, stats, labels, n_labels, hyp, Y, start, length, out, prior_pred,
                            work):
     f = _own(fam, "log_proposal_block")
@@ -268,17 +281,20 @@ def _log_proposal_block_ol(fam, stats, labels, n_labels, hyp, Y, start, length, 
         def impl(fam, stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work):
             f(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work)
         return impl
+    lp, missing = _step(fam, "log_pred")
+    count = _resolve(fam)[0].count
 
     def impl(fam, stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work):
         read_prior = prior_pred.shape[0] > 0
         for c in range(n_labels):
             k = labels[c]
-            if read_prior and _count(fam, stats, k) == 0.0:
+            if read_prior and count(stats, k) == 0.0:
                 for l in range(length):
                     out[c, l] = prior_pred[start + l]
             else:
                 for l in range(length):
-                    out[c, l] = _log_pred(fam, stats, k, hyp, Y, start + l)
+                    t = start + l
+                    out[c, l] = 0.0 if missing and math.isnan(Y[t, 0]) else lp(stats, k, hyp, Y, t)
     return impl
 
 
@@ -305,17 +321,19 @@ def _move_stats(fam, stats, Y, b, xb, sign, work):
     raise NotImplementedError
 
 
-@overload(_move_stats)
+@overload(_move_stats, inline="always")
 def _move_stats_ol(fam, stats, Y, b, xb, sign, work):
     f = _own(fam, "move_stats")
     if f is not None:
         def impl(fam, stats, Y, b, xb, sign, work):
             f(stats, Y, b, xb, sign, work)
         return impl
+    upd, missing = _step(fam, "update")
 
     def impl(fam, stats, Y, b, xb, sign, work):
         for l in range(xb.shape[0]):
-            _update(fam, stats, xb[l], Y, b + l, sign)
+            if not (missing and math.isnan(Y[b + l, 0])):
+                upd(stats, xb[l], Y, b + l, sign)
     return impl
 
 
@@ -332,11 +350,13 @@ def _move_block(fam, stats, hyp, Y, b, xb, sign, work):
     raise NotImplementedError
 
 
-@overload(_move_block)
+@overload(_move_block, inline="always")
 def _move_block_ol(fam, stats, hyp, Y, b, xb, sign, work):
     f = _own(fam, "move_block")
     if f is not None:
         return lambda fam, stats, hyp, Y, b, xb, sign, work: f(stats, hyp, Y, b, xb, sign, work)
+    upd, missing = _step(fam, "update")
+    lm = _resolve(fam)[0].log_marginal
 
     def impl(fam, stats, hyp, Y, b, xb, sign, work):
         # the change of each touched label's log marginal likelihood
@@ -353,11 +373,12 @@ def _move_block_ol(fam, stats, hyp, Y, b, xb, sign, work):
             if not seen:
                 work[n] = k
                 n += 1
-                acc -= _log_marginal(fam, stats, k, hyp)
+                acc -= lm(stats, k, hyp)
         for l in range(L):
-            _update(fam, stats, xb[l], Y, b + l, sign)
+            if not (missing and math.isnan(Y[b + l, 0])):
+                upd(stats, xb[l], Y, b + l, sign)
         for i in range(n):
-            acc += _log_marginal(fam, stats, work[i], hyp)
+            acc += lm(stats, work[i], hyp)
         return acc if sign > 0 else -acc
     return impl
 
@@ -382,19 +403,21 @@ def _shifted_param_loglik_block(fam, param, n, Y, start, length, out):
     raise NotImplementedError
 
 
-@overload(_shifted_param_loglik_block)
+@overload(_shifted_param_loglik_block, inline="always")
 def _shifted_param_loglik_block_ol(fam, param, n, Y, start, length, out):
     f = _own(fam, "shifted_param_loglik_block")
     if f is not None:
         def impl(fam, param, n, Y, start, length, out):
             f(param, n, Y, start, length, out)
         return impl
+    pl, missing = _step(fam, "param_loglik")
 
     def impl(fam, param, n, Y, start, length, out):
         for l in range(length):
             mx = out[l, 0]
+            skip = missing and math.isnan(Y[start + l, 0])
             for k in range(1, n + 1):
-                v = _param_loglik(fam, param, k, Y, start + l)
+                v = 0.0 if skip else pl(param, k, Y, start + l)
                 out[l, k] = v
                 mx = v if v > mx else mx
             for k in range(n + 1):

@@ -124,7 +124,7 @@ def _count(stats, k):
     return stats[k, stats.shape[1] - 1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _log_proposal_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work):
     # exact values; a table per label when the symbols are no more than the steps
     n_sym = stats.shape[1] - 1

@@ -385,12 +385,12 @@ def _count(stats, k):
     return stats[k, 0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _log_pred_block_exact(stats, labels, n_labels, hyp, Y, start, length, out):
     _log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out, math.inf, hyp[:0])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _log_proposal_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work):
     # the quadratic form for states with many observations (see
     # PROPOSAL_QUADRATIC_HALF_NU1); out is label-major, the block loop step-major
