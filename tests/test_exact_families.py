@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
+from exact_posterior import _stirling1
 from sampler_harness import check_exact
 
 SAMPLERS = {
@@ -127,15 +128,6 @@ def test_harness_fails_when_missing_rows_are_scored(monkeypatch):
 
 
 # ----------------------------------------------------------- HCRP emissions
-def _stirling_unsigned(n_max):
-    s = np.zeros((n_max + 1, n_max + 1))
-    s[0, 0] = 1.0
-    for n in range(1, n_max + 1):
-        for k in range(1, n + 1):
-            s[n, k] = s[n - 1, k - 1] + (n - 1) * s[n - 1, k]
-    return s
-
-
 def _log_grid_integral(log_f, shape, rate, n=801):
     """log E[exp(log_f(c))] for c ~ Gamma(shape, rate), by the trapezoid rule
     on a log grid spanning the prior's 1e-12 .. 1 - 1e-12 quantiles."""
@@ -165,7 +157,7 @@ def hcrp_partition_loglik(Y, n_symbols, alpha_e, gamma_e, alpha_prior=None, gamm
 
     y = Y[:, 0]
     V = n_symbols
-    stir = _stirling_unsigned(len(y) + 1)
+    stir = _stirling1(len(y) + 1)
 
     def loglik(z):
         K = max(z) + 1
@@ -286,7 +278,7 @@ def test_hcrp_hyperparameter_updates_target_their_posterior(which):
 
     # exact marginal posterior on a grid, from the table-count sum
     import itertools
-    stir = _stirling_unsigned(8)
+    stir = _stirling1(8)
     cells = [(k, v) for k in range(4) for v in range(3) if counts[k, v] > 0]
     n_k = counts.sum(axis=1)
     a_prior, g_prior = (3.0, 1.0), (2.0, 2.0)
