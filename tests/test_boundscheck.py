@@ -29,7 +29,6 @@ KERNEL_TESTS = [
     "tests/test_exact_rcd_blocked.py",
     "tests/test_exact_split_merge.py",
     "tests/test_exact_pgas.py",
-    "tests/test_exact_families.py",
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
