@@ -5,6 +5,7 @@ its class; the built-in families are registered below, one line each.
 """
 
 from ._base import EmissionFamily, Kernels
+from .autoregressive import AutoRegressive
 from .categorical import Categorical
 from .gaussian import Gaussian
 from .hcrp_categorical import HCRPCategorical
@@ -76,5 +77,6 @@ for _family in (
     MultivariateGaussian,
     Poisson,
     HCRPCategorical,
+    AutoRegressive,
 ):
     register_family(_family)
