@@ -186,7 +186,8 @@ class EmissionFamily(BaseEstimator):
 
     def dimension(self, X):
         """The family's dimension for training data ``X`` (validated by
-        :meth:`check_X`, then :meth:`prepare`)."""
+        :meth:`check_X`, then
+        :meth:`~sk_ihmm.emissions.EmissionFamily.prepare`)."""
         raise NotImplementedError
 
     #: Number of leading steps of every sequence whose observations only
@@ -200,7 +201,8 @@ class EmissionFamily(BaseEstimator):
 
         One row per time step, as many rows as ``X``; a row of NaN is a
         step without emission likelihood (a missing observation, or one of
-        the :attr:`conditioning_steps` of a sequence). ``starts`` and
+        the :attr:`~sk_ihmm.emissions.EmissionFamily.conditioning_steps` of a
+        sequence). ``starts`` and
         ``lengths`` delimit the sequences. Every method below that takes
         data (:meth:`dimension`, :meth:`resolve_prior`,
         :meth:`hyperparameters`, :meth:`log_marginal`) and the kernels take
