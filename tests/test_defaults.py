@@ -256,6 +256,8 @@ def test_autoregressive_prior_is_scaled_to_the_data():
     np.testing.assert_allclose(prior["K0"], PRIOR_MEAN_PRECISION * Xc.T @ Xc / rows.shape[0])
     assert prior["nu0"] == 4.0
     np.testing.assert_allclose(prior["psi0"], PRIOR_COVARIANCE_FRACTION * resid.T @ resid / rows.shape[0])
+    with pytest.raises(ValueError, match="prepare"):
+        AutoRegressive().resolve_prior(X)          # raw X, as wide as prepared 1-D rows
     explicit = AutoRegressive(center=0.0, K0=2.0, psi0=1.0).resolve_prior(dim=1)
     np.testing.assert_array_equal(explicit["K0"], 2.0 * np.eye(2))
     with pytest.raises(ValueError, match="training data"):

@@ -528,7 +528,13 @@ class AutoRegressive(EmissionFamily):
             if Z.ndim != 2 or Z.shape[1] != d * (p + 1):
                 raise ValueError(f"Expected prepared rows of {d * (p + 1)} columns (see "
                                  f"AutoRegressive.prepare); got shape {Z.shape}.")
-            Z = Z[~np.isnan(Z).any(axis=1)]
+            observed = ~np.isnan(Z).any(axis=1)
+            # in prepared rows the first lag of a step is the previous step
+            both = observed[1:] & observed[:-1]
+            if not np.array_equal(Z[1:][both, d:2 * d], Z[:-1][both, :d]):
+                raise ValueError("AutoRegressive.resolve_prior expects the rows of "
+                                 "AutoRegressive.prepare(X, starts, lengths), not X itself.")
+            Z = Z[observed]
             if Z.shape[0] == 0:
                 raise ValueError("Data-scaled AutoRegressive priors need at least one scored step "
                                  f"(a sequence longer than order = {p}).")
