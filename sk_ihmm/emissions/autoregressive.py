@@ -61,12 +61,24 @@ import math
 import numpy as np
 from numba import njit
 
-from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
+from ._base import (LOG_2PI, PRIOR_MEAN_PRECISION, EmissionFamily,
                     Kernels, check_magnitude, family_tag, positive_definite_scale)
 
-__all__ = ["AutoRegressive"]
+__all__ = ["AutoRegressive", "PRIOR_NOISE_FRACTION"]
 
 AutoRegressiveTag = family_tag("AutoRegressiveTag", __name__)
+
+#: Data-scaled default of the noise prior: the prior mean of a state's noise
+#: covariance is this fraction of the residual covariance of one
+#: autoregression fitted by least squares to all the training data. Unlike the
+#: data covariance that the Gaussian families scale
+#: (:data:`~sk_ihmm.emissions.PRIOR_COVARIANCE_FRACTION`), those residuals
+#: are not spread by the differences between the states' levels and
+#: dynamics, only blurred by them: a fraction of 0.1 made the noise of every
+#: state narrow and cut each exercise of the mocap6 recordings into several
+#: states (``benchmarks/bench_mocap6.py``), while on generated switching
+#: dynamics 0.1 and 1 found the same segmentations.
+PRIOR_NOISE_FRACTION = 1.0
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = LOG_2PI
@@ -390,14 +402,16 @@ class AutoRegressive(EmissionFamily):
     about the data mean), ``K0 = kappa0 * mean_t(x_t x_t^T)`` with ``x_t =
     [y_{t-1} - mu; ...; y_{t-p} - mu; 1]`` (the coefficients weigh as much as
     ``kappa0`` typical steps: a g-prior), ``nu0 = D + 2`` and ``Psi0 = (nu0 -
-    D - 1) * PRIOR_COVARIANCE_FRACTION * R`` with ``R`` the residual
-    covariance of one autoregression fitted by least squares to all the
-    data (the data covariance when there are no more steps than
-    coefficients). Under ``y -> S y + c`` for any invertible ``S`` and shift
-    ``c``, ``mu``, ``x_t``, ``K0`` and ``R`` transform so that the prior on
-    the transformed coefficients is the one resolved on the transformed
-    data: the posterior over state sequences is the same for ``X`` and ``X
-    @ S.T + c``. (Only degenerate data break this: a constant column, or
+    D - 1) * PRIOR_NOISE_FRACTION * R`` with ``R`` the residual covariance
+    of one autoregression fitted by least squares to all the data (the data
+    covariance when there are no more steps than coefficients), so that the
+    prior mean of a state's noise covariance is ``R``
+    (:data:`~sk_ihmm.emissions.autoregressive.PRIOR_NOISE_FRACTION` says
+    why not a tenth of it, as for the Gaussian families). Under ``y -> S y +
+    c`` for any invertible ``S`` and shift ``c``, ``mu``, ``x_t``, ``K0``
+    and ``R`` transform so that the prior on the transformed coefficients is
+    the one resolved on the transformed data: the posterior over state
+    sequences is the same for ``X`` and ``X @ S.T + c``. (Only degenerate data break this: a constant column, or
     collinear regressors that get a small relative ridge, as with
     :class:`MultivariateGaussian`.)
 
@@ -571,7 +585,7 @@ class AutoRegressive(EmissionFamily):
             else:
                 dev = Yc - Yc.mean(axis=0)
                 R = dev.T @ dev / Z.shape[0]
-            psi0 = ((nu0 - d - 1.0 if nu0 > d + 1.0 else 1.0) * PRIOR_COVARIANCE_FRACTION
+            psi0 = ((nu0 - d - 1.0 if nu0 > d + 1.0 else 1.0) * PRIOR_NOISE_FRACTION
                     * positive_definite_scale(R))
         else:
             psi0 = self._spd(self.psi0, d, "psi0")
