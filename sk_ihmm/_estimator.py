@@ -145,6 +145,18 @@ class InfiniteHMM(BaseEstimator):
         Gamma (shape, rate) prior of ``kappa``; ``None`` keeps ``kappa`` fixed.
     resample_hyperparameters : bool, default=True
         Resample the concentrations after every sweep (auxiliary variables).
+    min_state_fraction : float in [0, 1), default=0.01
+        States of a sample that hold fewer than this fraction of the training
+        steps are *minor*: the point summary (``n_states_``, ``predict``,
+        ``predict_proba``, ``startprob_``, ``transmat_``, the emission
+        parameters and ``sample``) leaves the minor states of the
+        representative sample out, as it leaves out the mass of a new state,
+        and decodes their steps to the other states. The posterior of a
+        Dirichlet-process model keeps creating small states of a few
+        scattered steps (Miller & Harrison 2013), so counting every occupied
+        state overstates the number of states; ``n_states_posterior_`` and
+        the convergence diagnostics still count every occupied state, and
+        ``score`` uses the full posterior. ``0``: keep every state.
     n_samples : int, default=100
         Samples kept per chain.
     n_burnin : int, default=100
@@ -254,7 +266,12 @@ class InfiniteHMM(BaseEstimator):
         ``alpha``, ``gamma``, ``kappa``, ``accept_rate``, ``seconds`` (CPU)
         and any sampler-specific statistics.
     n_states_ : int
-        Number of states of the representative sample.
+        Number of major states of the representative sample: its states
+        that hold at least ``min_state_fraction`` of the training steps.
+    major_states_ : ndarray of int
+        The representative sample's labels (``0..K-1``, as in
+        ``state_samples_``) of its major states, in order; label ``j`` of
+        :meth:`predict` is its state ``major_states_[j]``.
     snapshots_ : list of list
         Compact posterior state (counts, emission statistics,
         concentrations) of every kept sample, one list per chain; used by
@@ -263,16 +280,18 @@ class InfiniteHMM(BaseEstimator):
         Concentrations of the representative sample.
     representative_ : (int, int)
         ``(chain, sample)`` of the representative sample: among the kept
-        samples of all chains whose number of states is the most frequent
-        one, the sample with the highest joint log-likelihood at the level of
-        table counts, ``log p(x, m, o, y | alpha, gamma, kappa)`` (seatings
-        with the sample's table counts summed out; ``pgas``'s ``log_joint``).
+        samples of all chains whose number of major states (see
+        ``min_state_fraction``) is the most frequent one, the sample with
+        the highest joint log-likelihood at the level of table counts,
+        ``log p(x, m, o, y | alpha, gamma, kappa)`` (seatings with the
+        sample's table counts summed out; ``pgas``'s ``log_joint``).
         Labels are only meaningful within one sample (label switching), so
         point summaries and :meth:`predict` use this one sample.
     startprob_, transmat_ : ndarray
         Predictive start and transition probabilities of the representative
         sample (Makino et al. Eq. 31), renormalised over its ``n_states_``
-        states (the mass of a new state is dropped).
+        major states (the mass of a new state and of minor states is
+        dropped).
     means_, covars_ / emissionprob_ : ndarray
         Posterior-mean emission parameters of the representative sample.
     n_features_in_ : int
@@ -314,6 +333,7 @@ class InfiniteHMM(BaseEstimator):
         "gamma_prior": [tuple, list],
         "kappa_prior": [tuple, list, None],
         "resample_hyperparameters": ["boolean"],
+        "min_state_fraction": [Interval(Real, 0, 1, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_burnin": [Interval(Integral, 0, None, closed="left")],
         "thin": [Interval(Integral, 1, None, closed="left")],
@@ -349,6 +369,7 @@ class InfiniteHMM(BaseEstimator):
         gamma_prior=(1.0, 1.0),
         kappa_prior=None,
         resample_hyperparameters=True,
+        min_state_fraction=0.01,
         n_samples=100,
         n_burnin=100,
         thin=1,
@@ -381,6 +402,7 @@ class InfiniteHMM(BaseEstimator):
         self.gamma_prior = gamma_prior
         self.kappa_prior = kappa_prior
         self.resample_hyperparameters = resample_hyperparameters
+        self.min_state_fraction = min_state_fraction
         self.n_samples = n_samples
         self.n_burnin = n_burnin
         self.thin = thin
@@ -575,13 +597,14 @@ class InfiniteHMM(BaseEstimator):
                           stacklevel=3)
         # the number of states of the posterior pooled over chains; the
         # representative is the best kept sample (joint at the level of table
-        # counts) among those with the most frequent number of states, so
-        # neither depends on which chain happened to win
+        # counts) among those with the most frequent number of major states,
+        # so neither depends on which chain happened to win
         flat = [(c, i, snap) for c, snaps in enumerate(self.snapshots_) for i, snap in enumerate(snaps)]
         lj = count_log_joints([snap for _, _, snap in flat], problem)
         ks = np.array([snap.n.shape[0] - 1 for _, _, snap in flat])
         self.n_states_posterior_ = np.bincount(ks) / ks.size
-        lj = np.where(ks == int(np.argmax(self.n_states_posterior_)), lj, -np.inf)
+        majors = np.array([int(np.sum(self._major_states(snap))) for _, _, snap in flat])
+        lj = np.where(majors == int(np.argmax(np.bincount(majors))), lj, -np.inf)
         c, i, _ = flat[int(np.argmax(lj))]
         self.representative_ = (int(c), int(i))
         self._set_point_summary(self.snapshots_[c][i])
@@ -622,6 +645,12 @@ class InfiniteHMM(BaseEstimator):
             return _RandomInit(K0, T)
         return _ParticleInit(problem, int(self.n_init_particles))
 
+    def _major_states(self, snap):
+        """Mask of the states of ``snap`` that hold at least
+        ``min_state_fraction`` of the training steps (and at least one)."""
+        occupancy = snap.n[:, 1:].sum(axis=0)
+        return occupancy >= max(1.0, self.min_state_fraction * occupancy.sum())
+
     def _set_point_summary(self, snap):
         alpha, gamma, kappa = snap.conc
         n, m = snap.n.astype(float), snap.m
@@ -630,14 +659,17 @@ class InfiniteHMM(BaseEstimator):
         p0 = mk / (mk.sum() + gamma)
         pi = n + alpha * p0[None, :]
         pi[1:, 1:] += kappa * np.eye(K)
-        pi = pi[:, 1:]
+        major = self._major_states(snap)
+        self.major_states_ = np.flatnonzero(major)
+        keep = np.concatenate([[0], 1 + self.major_states_])
+        pi = pi[np.ix_(keep, keep[1:])]
         pi /= pi.sum(axis=1, keepdims=True)
-        self.n_states_ = K
+        self.n_states_ = int(major.sum())
         self.startprob_ = pi[0]
         self.transmat_ = pi[1:]
         self.alpha_, self.gamma_, self.kappa_ = float(alpha), float(gamma), float(kappa)
         hyp = snapshot_hyp(snap, self._problem_)
-        for key, val in self._family.summary(snap.stats[1:], hyp).items():
+        for key, val in self._family.summary(snap.stats[1:][major], hyp).items():
             setattr(self, key, val)
 
     # ---------------------------------------------------------------- predict
@@ -645,7 +677,7 @@ class InfiniteHMM(BaseEstimator):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
         # a writable copy: log_pred caches predictive constants in the rows
-        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:]),
+        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:][self.major_states_]),
                                    snapshot_hyp(snap, prob), Y)
 
     def _tag_for(self, Y):
