@@ -1,9 +1,11 @@
 """sk_ihmm: Bayesian nonparametric hidden Markov models with a scikit-learn interface."""
 
 from ._estimator import InfiniteHMM
-from .emissions import Categorical, Gaussian, HCRPCategorical, MultivariateGaussian, Poisson
+from .emissions import (Categorical, DiagonalGaussian, Gaussian, HCRPCategorical,
+                        MultivariateGaussian, Poisson)
 
 __all__ = [
-    "InfiniteHMM", "Categorical", "HCRPCategorical", "Gaussian", "MultivariateGaussian", "Poisson",
+    "InfiniteHMM", "Categorical", "HCRPCategorical", "Gaussian", "MultivariateGaussian",
+    "DiagonalGaussian", "Poisson",
 ]
 __version__ = "0.1.0"

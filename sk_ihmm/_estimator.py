@@ -123,12 +123,21 @@ class InfiniteHMM(BaseEstimator):
         ``benchmarks/results/defaults.txt`` than ``rcd_gibbs``.
     emission : str or EmissionFamily, default="gaussian"
         A family's name (``"gaussian"``, ``"multivariate_gaussian"``,
-        ``"categorical"``, ``"hcrp_categorical"``, ``"poisson"``, or any
-        registered with
+        ``"diagonal_gaussian"``, ``"categorical"``, ``"hcrp_categorical"``,
+        ``"poisson"``, or any registered with
         :func:`sk_ihmm.emissions.register_family`) or an instance of
         :mod:`sk_ihmm.emissions` (whose parameters can be tuned as
         ``emission__<name>``). ``"gaussian"`` is the Gaussian family for any
-        number of columns.
+        number of columns, with the covariance of ``covariance_type``.
+    covariance_type : {"full", "diag"}, default="full"
+        Covariance of each state's Gaussian when ``emission="gaussian"``, as
+        in hmmlearn. ``"full"``: :class:`~sk_ihmm.emissions.Gaussian` for
+        one column, :class:`~sk_ihmm.emissions.MultivariateGaussian` for
+        several. ``"diag"``: :class:`~sk_ihmm.emissions.DiagonalGaussian`
+        (independent columns, a variance each) for any number of columns;
+        with one column it is the same model as ``"full"``. Any other
+        ``emission`` raises a ValueError with ``"diag"`` (a
+        ``DiagonalGaussian`` aside).
     allow_missing : bool, default=False
         Treat rows of ``X`` holding a NaN as missing observations, in
         ``fit``, ``predict``, ``predict_proba`` and ``score``: a missing step
@@ -302,7 +311,10 @@ class InfiniteHMM(BaseEstimator):
     covariance), so ``InfiniteHMM().fit(X)`` gives the same state sequences
     for data in any units; see :class:`sk_ihmm.emissions.Gaussian`. With
     ``emission="gaussian"`` data with several columns get the
-    full-covariance :class:`~sk_ihmm.emissions.MultivariateGaussian`.
+    full-covariance :class:`~sk_ihmm.emissions.MultivariateGaussian`, or with
+    ``covariance_type="diag"`` the diagonal
+    :class:`~sk_ihmm.emissions.DiagonalGaussian`, whose default prior makes
+    the posterior the same under any per-column scales and shifts.
 
     Examples
     --------
@@ -325,6 +337,7 @@ class InfiniteHMM(BaseEstimator):
         "sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"})],
         # a live view: a family registered later is accepted too
         "emission": [StrOptions(FAMILIES.keys()), EmissionFamily],
+        "covariance_type": [StrOptions({"full", "diag"})],
         "allow_missing": ["boolean"],
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "gamma": [Interval(Real, 0, None, closed="neither")],
@@ -361,6 +374,7 @@ class InfiniteHMM(BaseEstimator):
         self,
         sampler="rcd_blocked",
         emission="gaussian",
+        covariance_type="full",
         allow_missing=False,
         alpha=1.0,
         gamma=1.0,
@@ -394,6 +408,7 @@ class InfiniteHMM(BaseEstimator):
     ):
         self.sampler = sampler
         self.emission = emission
+        self.covariance_type = covariance_type
         self.allow_missing = allow_missing
         self.alpha = alpha
         self.gamma = gamma
@@ -427,7 +442,7 @@ class InfiniteHMM(BaseEstimator):
 
     # ------------------------------------------------------------------ input
     def _check_data(self, X, lengths, sequence_ids, reset):
-        family = make_emission(self.emission) if reset else self._family
+        family = make_emission(self.emission, None, self.covariance_type) if reset else self._family
         X = validate_data(
             self, X, reset=reset, dtype=None if family.discrete else np.float64,
             ensure_all_finite="allow-nan", ensure_min_samples=1,
@@ -440,7 +455,7 @@ class InfiniteHMM(BaseEstimator):
             )
         if reset and isinstance(self.emission, str):
             # "gaussian" is the Gaussian family for the data's number of columns
-            family = make_emission(self.emission, X.shape[1])
+            family = make_emission(self.emission, X.shape[1], self.covariance_type)
         Y = family.check_X(X, None if reset else self._dim)
         missing = np.isnan(Y).any(axis=1)
         if missing.any():
@@ -521,7 +536,7 @@ class InfiniteHMM(BaseEstimator):
                 f"Sampler {self.sampler!r} is not available in this build; available: "
                 f"{sorted(SAMPLERS)}."
             )
-        make_emission(self.emission).validate_params()
+        make_emission(self.emission, None, self.covariance_type).validate_params()
         family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
         self._family = family
         family.warn_data(Y)
@@ -925,14 +940,17 @@ class InfiniteHMM(BaseEstimator):
         """Set parameters; ``emission__<name>`` also works with a string ``emission``.
 
         A string emission is first replaced by its family with default
-        hyperparameters (``"gaussian"``: :class:`~sk_ihmm.emissions.Gaussian`),
-        so that ``GridSearchCV`` can tune ``emission__b0`` without building the
-        family by hand.
+        hyperparameters (``"gaussian"``: :class:`~sk_ihmm.emissions.Gaussian`,
+        or :class:`~sk_ihmm.emissions.DiagonalGaussian` with
+        ``covariance_type="diag"``), so that ``GridSearchCV`` can tune
+        ``emission__b0`` without building the family by hand.
         """
         nested = [key for key in params if key.startswith("emission__")]
         emission = params.get("emission", self.emission)
         if nested and isinstance(emission, str):
-            family = make_emission(emission)
+            covariance_type = params.get("covariance_type", self.covariance_type)
+            diag = emission == "gaussian" and covariance_type == "diag"
+            family = make_emission(emission, None, "diag" if diag else "full")
             if "emission" in params:
                 params = {**params, "emission": family}
             else:

@@ -8,7 +8,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sk_ihmm import Categorical, Gaussian, InfiniteHMM, MultivariateGaussian
+from sk_ihmm import Categorical, DiagonalGaussian, Gaussian, InfiniteHMM, MultivariateGaussian
 from sk_ihmm.datasets import make_gaussian_hmm, make_sequence1
 
 FAST = dict(n_samples=5, n_burnin=5, n_chains=2, random_state=0)
@@ -264,6 +264,45 @@ def test_grid_search_with_sequence_ids():
         grid.fit(X, groups=ids, sequence_ids=ids)
     assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
     assert grid.best_params_["emission__b0"] in (0.5, 2.0)
+
+
+def test_covariance_type_diag(no_convergence_warnings):
+    """``covariance_type="diag"`` fits a DiagonalGaussian to ``"gaussian"``
+    data of any number of columns; ``covars_`` are diagonal matrices
+    (hmmlearn's public shape)."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal([-2, 0, 5], [0.5, 1.0, 0.1], (60, 3)),
+                        rng.normal([2, 0, 5], [0.5, 3.0, 0.1], (60, 3))])
+    model = InfiniteHMM(max_time=0, covariance_type="diag", **FAST).fit(X, lengths=[50, 70])
+    assert model.get_params()["covariance_type"] == "diag"
+    assert isinstance(model._family, DiagonalGaussian)
+    K = model.n_states_
+    assert model.means_.shape == (K, 3) and model.covars_.shape == (K, 3, 3)
+    off = ~np.eye(3, dtype=bool)
+    assert np.all(model.covars_[:, off] == 0) and np.all(np.diagonal(model.covars_, 0, 1, 2) > 0)
+    assert model.emission_prior_["b0"].shape == (3,)
+    assert model.predict(X, lengths=[50, 70]).shape == (120,)
+    assert np.isfinite(model.score(X[:30]))
+    Xs, _ = model.sample(10, random_state=0)
+    assert Xs.shape == (10, 3)
+    one = InfiniteHMM(max_time=0, covariance_type="diag", **FAST).fit(X[:, :1])
+    assert isinstance(one._family, DiagonalGaussian) and one.covars_.shape[1:] == (1, 1)
+    # nested parameters of a string emission reach the diagonal family
+    tuned = InfiniteHMM(covariance_type="diag").set_params(emission__a0=3.0)
+    assert isinstance(tuned.emission, DiagonalGaussian) and tuned.emission.a0 == 3.0
+    c = clone(InfiniteHMM(covariance_type="diag"))
+    assert c.covariance_type == "diag"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"covariance_type": "spherical"}, "covariance_type"),
+    ({"covariance_type": "diag", "emission": "categorical"}, "covariance_type='diag'"),
+    ({"covariance_type": "diag", "emission": MultivariateGaussian()}, "covariance_type='diag'"),
+    ({"covariance_type": "diag", "emission": "multivariate_gaussian"}, "covariance_type='diag'"),
+])
+def test_covariance_type_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        InfiniteHMM(max_time=0, **{**FAST, **kwargs}).fit(np.array([[0.0, 1.0], [1.0, 0.0]]))
 
 
 def test_multivariate_gaussian_rejects_bad_nu0():
