@@ -29,6 +29,7 @@ from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_in
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
 from .emissions import FAMILIES, EmissionFamily, log_emission_matrix, make_emission, missing_aware
+from .samplers import OPTIONS as SAMPLER_OPTIONS
 from .samplers import SAMPLERS
 
 __all__ = ["InfiniteHMM"]
@@ -214,13 +215,12 @@ class InfiniteHMM(BaseEstimator):
     n_init_particles : int, default=100
     block_size : int or None, default=None
         Block length of ``rcd_blocked`` / ``rcd_beam`` (``None``: 32 for
-        ``rcd_blocked`` and 64 for ``rcd_beam``, see
-        ``sk_ihmm.samplers._rcd_blocked.DEFAULT_BLOCK_SIZE`` and
-        ``DEFAULT_BEAM_BLOCK_SIZE``).
+        ``rcd_blocked`` and 64 for ``rcd_beam``).
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
-    base_sampler : str, default="rcd_beam"
-        Sampler interleaved with split-merge moves.
+    base_sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"}, default="rcd_beam"
+        Sampler interleaved with split-merge moves (``"none"``: only
+        split-merge moves).
     n_particles : int, default=10
         Particles of ``pgas``.
     proposal : {"posterior", "prior"}, default="posterior"
@@ -334,7 +334,8 @@ class InfiniteHMM(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"})],
+        # a live view: a sampler registered later is accepted too
+        "sampler": [StrOptions(SAMPLERS.keys())],
         # a live view: a family registered later is accepted too
         "emission": [StrOptions(FAMILIES.keys()), EmissionFamily],
         "covariance_type": [StrOptions({"full", "diag"})],
@@ -358,11 +359,8 @@ class InfiniteHMM(BaseEstimator):
         "init": [StrOptions({"particle_filter", "random"})],
         "n_init_states": [Interval(Integral, 1, None, closed="left")],
         "n_init_particles": [Interval(Integral, 1, None, closed="left")],
-        "block_size": [Interval(Integral, 1, None, closed="left"), None],
-        "split_merge_trials": [Interval(Integral, 0, None, closed="left")],
-        "base_sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam"})],
-        "n_particles": [Interval(Integral, 2, None, closed="left")],
-        "proposal": [StrOptions({"posterior", "prior"})],
+        # the samplers' options: constraints from their registry
+        **{name: list(opt.constraints) for name, opt in SAMPLER_OPTIONS.items()},
         "n_score_particles": [Interval(Integral, 1, None, closed="left")],
         "n_score_samples": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
@@ -477,13 +475,7 @@ class InfiniteHMM(BaseEstimator):
             _prior_pair(self.gamma_prior, "gamma_prior"),
             kappa_prior,
         )
-        options = {
-            "block_size": self.block_size,
-            "split_merge_trials": self.split_merge_trials,
-            "base_sampler": self.base_sampler,
-            "n_particles": self.n_particles,
-            "proposal": self.proposal,
-        }
+        options = {name: getattr(self, name) for name in SAMPLER_OPTIONS}
         return make_problem(
             family, Y, dim, lens, conc0=(self.alpha, self.gamma, self.kappa), priors=priors,
             resample=(resample, resample, resample and self.kappa_prior is not None),
@@ -531,11 +523,6 @@ class InfiniteHMM(BaseEstimator):
             return self._fit(X, lengths, sequence_ids, t_start, clock)
 
     def _fit(self, X, lengths, sequence_ids, t_start, clock):
-        if self.sampler not in SAMPLERS:
-            raise ValueError(
-                f"Sampler {self.sampler!r} is not available in this build; available: "
-                f"{sorted(SAMPLERS)}."
-            )
         make_emission(self.emission, None, self.covariance_type).validate_params()
         family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
         self._family = family
