@@ -568,48 +568,51 @@ class InfiniteHMM(BaseEstimator):
             runner.interrupted |= take_interrupt()
         if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
             raise KeyboardInterrupt         # nothing kept yet: the model stays as it was
-        report["n_rounds"] = n_rounds
-        report["seconds"] = time.perf_counter() - t_start
-        report["compile_seconds"] = clock.seconds + runner.worker_compile_seconds
-        self._problem_ = problem
-        self._seed_root = root
-        # the child after the chains' (what root.spawn(1) gave after spawning them)
-        self._score_seed = np.random.SeedSequence(root.entropy,
-                                                  spawn_key=root.spawn_key + (len(chains),))
-        self._fingerprint = fingerprint
-        self._chains = None if runner.interrupted else chains
-        self.n_sweeps_ = int(max(chain.n_sweeps for chain in chains))
-        self.n_burnin_, self.thin_ = int(n_burnin), int(thin)
-        self.state_samples_ = [chain.samples for chain in chains]
-        self.snapshots_ = [chain.snapshots for chain in chains]
-        self.trace_ = _stack_trace(chains)
-        self.convergence_ = report
-        if runner.interrupted:
-            kept = [c for c, snaps in enumerate(self.snapshots_) if len(snaps)]
-            self.state_samples_ = [self.state_samples_[c] for c in kept]
-            self.snapshots_ = [self.snapshots_[c] for c in kept]
-            done = ", ".join(str(chain.n_sweeps) for chain in chains)
-            warnings.warn(
-                f"fit was interrupted: the chains completed {done} sweeps; the model keeps the "
-                f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
-                f"{len(kept)} chains), unconverged.", UserWarning, stacklevel=3,
-            )
-        elif not report["converged"]:
-            warnings.warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning,
-                          stacklevel=3)
-        # the number of states of the posterior pooled over chains; the
-        # representative is the best kept sample (joint at the level of table
-        # counts) among those with the most frequent number of major states,
-        # so neither depends on which chain happened to win
-        flat = [(c, i, snap) for c, snaps in enumerate(self.snapshots_) for i, snap in enumerate(snaps)]
-        lj = count_log_joints([snap for _, _, snap in flat], problem)
-        ks = np.array([snap.n.shape[0] - 1 for _, _, snap in flat])
-        self.n_states_posterior_ = np.bincount(ks) / ks.size
-        majors = np.array([int(np.sum(self._major_states(snap))) for _, _, snap in flat])
-        lj = np.where(majors == int(np.argmax(np.bincount(majors))), lj, -np.inf)
-        c, i, _ = flat[int(np.argmax(lj))]
-        self.representative_ = (int(c), int(i))
-        self._set_point_summary(self.snapshots_[c][i])
+        # a Ctrl-C while the results are summarised waits for the summary, so
+        # the model is whole when the KeyboardInterrupt comes
+        with deferred_interrupts():
+            report["n_rounds"] = n_rounds
+            report["seconds"] = time.perf_counter() - t_start
+            report["compile_seconds"] = clock.seconds + runner.worker_compile_seconds
+            self._problem_ = problem
+            self._seed_root = root
+            # the child after the chains' (what root.spawn(1) gave after spawning them)
+            self._score_seed = np.random.SeedSequence(root.entropy,
+                                                      spawn_key=root.spawn_key + (len(chains),))
+            self._fingerprint = fingerprint
+            self._chains = None if runner.interrupted else chains
+            self.n_sweeps_ = int(max(chain.n_sweeps for chain in chains))
+            self.n_burnin_, self.thin_ = int(n_burnin), int(thin)
+            self.state_samples_ = [chain.samples for chain in chains]
+            self.snapshots_ = [chain.snapshots for chain in chains]
+            self.trace_ = _stack_trace(chains)
+            self.convergence_ = report
+            if runner.interrupted:
+                kept = [c for c, snaps in enumerate(self.snapshots_) if len(snaps)]
+                self.state_samples_ = [self.state_samples_[c] for c in kept]
+                self.snapshots_ = [self.snapshots_[c] for c in kept]
+                done = ", ".join(str(chain.n_sweeps) for chain in chains)
+                warnings.warn(
+                    f"fit was interrupted: the chains completed {done} sweeps; the model keeps the "
+                    f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
+                    f"{len(kept)} chains), unconverged.", UserWarning, stacklevel=3,
+                )
+            elif not report["converged"]:
+                warnings.warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning,
+                              stacklevel=3)
+            # the number of states of the posterior pooled over chains; the
+            # representative is the best kept sample (joint at the level of table
+            # counts) among those with the most frequent number of major states,
+            # so neither depends on which chain happened to win
+            flat = [(c, i, snap) for c, snaps in enumerate(self.snapshots_) for i, snap in enumerate(snaps)]
+            lj = count_log_joints([snap for _, _, snap in flat], problem)
+            ks = np.array([snap.n.shape[0] - 1 for _, _, snap in flat])
+            self.n_states_posterior_ = np.bincount(ks) / ks.size
+            majors = np.array([int(np.sum(self._major_states(snap))) for _, _, snap in flat])
+            lj = np.where(majors == int(np.argmax(np.bincount(majors))), lj, -np.inf)
+            c, i, _ = flat[int(np.argmax(lj))]
+            self.representative_ = (int(c), int(i))
+            self._set_point_summary(self.snapshots_[c][i])
         if runner.interrupted:
             raise KeyboardInterrupt
         return self
