@@ -28,7 +28,7 @@ from numba import njit
 from scipy.special import gammaln
 
 from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
-                    Kernels, check_magnitude, data_moments, family_tag)
+                    Kernels, check_real_rows, columns_of, data_moments, family_tag)
 from .gaussian import _lgamma_half_step, warn_integer_codes
 
 __all__ = ["DiagonalGaussian"]
@@ -246,11 +246,7 @@ class DiagonalGaussian(EmissionFamily):
                 )
 
     def check_X(self, X, dim=None):
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"Expected X of shape (n_samples, n_features); got shape {X.shape}.")
-        check_magnitude(X)
-        return X
+        return check_real_rows(X)
 
     def dimension(self, X):
         return X.shape[1]
@@ -270,10 +266,7 @@ class DiagonalGaussian(EmissionFamily):
 
     def resolve_prior(self, X=None, dim=None):
         self.validate_params()
-        if dim is None:
-            if X is None:
-                raise ValueError("resolve_prior needs X or dim.")
-            dim = np.asarray(X).shape[1]
+        dim = columns_of(X, dim)
         d, a0 = int(dim), float(self.a0)
         if self.mu0 is None or self.b0 is None:
             if X is None:
