@@ -125,7 +125,7 @@ class InfiniteHMM(BaseEstimator):
     emission : str or EmissionFamily, default="gaussian"
         A family's name (``"gaussian"``, ``"multivariate_gaussian"``,
         ``"diagonal_gaussian"``, ``"categorical"``, ``"hcrp_categorical"``,
-        ``"poisson"``, or any registered with
+        ``"poisson"``, ``"autoregressive"``, or any registered with
         :func:`sk_ihmm.emissions.register_family`) or an instance of
         :mod:`sk_ihmm.emissions` (whose parameters can be tuned as
         ``emission__<name>``). ``"gaussian"`` is the Gaussian family for any
@@ -301,8 +301,9 @@ class InfiniteHMM(BaseEstimator):
         sample (Makino et al. Eq. 31), renormalised over its ``n_states_``
         major states (the mass of a new state and of minor states is
         dropped).
-    means_, covars_ / emissionprob_ : ndarray
-        Posterior-mean emission parameters of the representative sample.
+    means_, covars_ / emissionprob_ / lambdas_ / coefs_, covars_ : ndarray
+        Posterior-mean emission parameters of the representative sample
+        (the family's ``fitted_attributes``).
     n_features_in_ : int
 
     Notes
@@ -462,8 +463,16 @@ class InfiniteHMM(BaseEstimator):
             Y[missing] = np.nan
             if reset and missing.all():
                 raise ValueError("Every row of X is missing (NaN); fit needs observed rows.")
-        Y = np.ascontiguousarray(Y, dtype=np.float64)
         starts, lens = _sequence_bounds(Y.shape[0], lengths, sequence_ids)
+        # the kernels' rows (lagged rows for an autoregressive family, whose
+        # first steps of each sequence become missing: conditioning values)
+        Y = np.ascontiguousarray(family.prepare(Y, starts, lens), dtype=np.float64)
+        if reset and family.conditioning_steps and np.isnan(Y[:, 0]).all():
+            raise ValueError(
+                f"No step of X has an emission likelihood: with {family.name} emissions the first "
+                f"{family.conditioning_steps} steps of every sequence are conditioning values, "
+                "and the other steps are missing or absent. Sequences must be longer."
+            )
         first, last = _boundary_flags(Y.shape[0], starts, lens)
         return family, Y, starts, lens, first, last
 
@@ -764,7 +773,10 @@ class InfiniteHMM(BaseEstimator):
         sample a particle filter with ``n_score_particles`` particles gives
         the per-observation predictive likelihoods ``l(y_t | s_z)``; these are
         averaged over samples, ``l(y_t) = mean_z l(y_t | s_z)``, and the
-        sequence score is ``sum_t log l(y_t)``.
+        sequence score is ``sum_t log l(y_t)`` over the scored steps: missing
+        rows and the conditioning steps of an autoregressive family (the
+        first ``order`` steps of each sequence, see
+        :class:`~sk_ihmm.emissions.AutoRegressive`) are left out.
 
         Parameters
         ----------
@@ -839,6 +851,9 @@ class InfiniteHMM(BaseEstimator):
     def perplexity(self, X, lengths=None, *, sequence_ids=None):
         """``exp(-score / n_observations)`` (Makino et al. Eq. 38).
 
+        ``n_observations`` counts the scored steps (without missing rows and
+        the conditioning steps of an autoregressive family).
+
         The effective number of equally likely observations per step (lower
         is better); a uniform guess over ``V`` symbols has perplexity ``V``.
 
@@ -858,7 +873,7 @@ class InfiniteHMM(BaseEstimator):
         perplexity : float
         """
         score = self.score(X, lengths=lengths, sequence_ids=sequence_ids)
-        # missing rows are not predicted, so they do not count
+        # missing rows (and conditioning steps) are not predicted, so they do not count
         _, Y, _, _, _, _ = self._check_data(X, lengths, sequence_ids, reset=False)
         return float(np.exp(-score / max(int(np.sum(~np.isnan(Y[:, 0]))), 1)))
 

@@ -6,7 +6,8 @@ Two kinds of data are provided:
   ``random_state``: :func:`make_gaussian_hmm` (the Gaussian HMM of the PGAS
   iHMM paper [1]_), :func:`make_multivariate_gaussian_hmm` (correlated features,
   optionally in very different units), :func:`make_categorical_hmm` (integer
-  symbols) and :func:`make_sequence1` (the deterministic cyclic symbol
+  symbols), :func:`make_poisson_hmm` (counts), :func:`make_ar_hmm`
+  (switching linear dynamics) and :func:`make_sequence1` (the deterministic cyclic symbol
   sequence of Makino et al. [2]_). The random generators accept ``lengths`` to
   draw several independent sequences of the same model, concatenated (pass
   the same ``lengths`` to ``fit``).
@@ -55,6 +56,7 @@ __all__ = [
     "make_multivariate_gaussian_hmm",
     "make_categorical_hmm",
     "make_poisson_hmm",
+    "make_ar_hmm",
     "make_sequence1",
     "shared_data_path",
     "load_alice_chars",
@@ -523,6 +525,130 @@ def make_poisson_hmm(n_timesteps=2000, n_states=4, n_features=1, random_state=No
     states = _sample_states(rng, lens, n_states, self_transition)
     X = rng.poisson(rates[states]).astype(np.int64)
     return X, states
+
+
+def make_ar_hmm(n_timesteps=2000, n_states=3, n_features=2, order=1, random_state=None,
+                self_transition=0.98, spectral_radius=0.9, noise_scale=0.3, spread=2.0,
+                lengths=None, return_params=False):
+    """Sample a switching vector autoregression: ``K`` regimes of stable linear dynamics.
+
+    The hidden chain is that of :func:`make_gaussian_hmm` (stay with
+    probability ``self_transition``, else move to a uniformly chosen other
+    state); the default ``0.98`` gives regimes of about 50 steps. In state
+    ``k`` the observation follows
+
+    ``y_t = mu_k + A_{k,1} (y_{t-1} - mu_k) + ... + A_{k,p} (y_{t-p} - mu_k) + e_t``,
+    ``e_t ~ N(0, noise_scale^2 I)``,
+
+    so each regime pulls the signal towards its own level ``mu_k`` with its
+    own (oscillating, damped) dynamics. The parameters are drawn from
+    ``random_state``: the entries of ``A_{k,i}`` are standard normal, then
+    rescaled (``A_{k,i} -> s^i A_{k,i}``, which scales every eigenvalue of
+    the companion matrix by ``s``) so that the companion matrix has spectral
+    radius exactly ``spectral_radius``: every regime is stable. The levels
+    ``mu_k`` are drawn from ``N(0, spread^2 I)``. Each sequence starts at
+    the level of its first state.
+
+    Parameters
+    ----------
+    n_timesteps : int, default=2000
+        Length of the sequence. Ignored when ``lengths`` is given.
+    n_states : int, default=3
+        Number of regimes.
+    n_features : int, default=2
+        Number of columns ``D``.
+    order : int, default=1
+        Number of lags ``p``.
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator, as accepted by
+        :func:`sklearn.utils.check_random_state`.
+    self_transition : float, default=0.98
+        Probability of staying in the current regime, in ``[0, 1]``.
+    spectral_radius : float, default=0.9
+        Spectral radius of every regime's companion matrix, in ``(0, 1)``.
+    noise_scale : float, default=0.3
+        Standard deviation of the innovations of every column.
+    spread : float, default=2.0
+        Standard deviation of the regimes' levels ``mu_k``.
+    lengths : array-like of int, default=None
+        Lengths of several independent sequences of the same model; as in
+        :func:`make_gaussian_hmm`.
+    return_params : bool, default=False
+        Also return the generating parameters.
+
+    Returns
+    -------
+    X : ndarray of shape (n_timesteps, n_features), dtype float64
+        Observations (``sum(lengths)`` rows when ``lengths`` is given).
+    states : ndarray of shape (n_timesteps,), dtype int64
+        True regimes, coded ``0 .. n_states - 1``.
+    params : dict
+        Only with ``return_params=True``: ``"coefs"`` of shape ``(n_states,
+        n_features, n_features * order + 1)`` (``[A_1, ..., A_p, b]`` of the
+        raw form ``y_t = A [y_{t-1}; ...; y_{t-p}; 1] + e_t``, the layout of
+        ``InfiniteHMM.coefs_`` with ``emission="autoregressive"``),
+        ``"means"`` (the levels ``mu_k``), ``"covars"`` of shape
+        ``(n_states, n_features, n_features)`` and ``"transmat"``.
+
+    Examples
+    --------
+    >>> X, states = make_ar_hmm(500, random_state=0)
+    >>> X.shape, states.shape
+    ((500, 2), (500,))
+    >>> X, states, params = make_ar_hmm(lengths=[300, 200], order=2, random_state=0,
+    ...                                 return_params=True)
+    >>> X.shape, params["coefs"].shape
+    ((500, 2), (3, 2, 5))
+    """
+    lens = _resolve_lengths(n_timesteps, lengths)
+    n_states = _check_positive_int(n_states, "n_states")
+    n_features = _check_positive_int(n_features, "n_features")
+    order = _check_positive_int(order, "order")
+    self_transition = _check_self_transition(self_transition)
+    if not (_is_real(spectral_radius) and 0.0 < spectral_radius < 1.0):
+        raise ValueError(f"spectral_radius must be in (0, 1), got {spectral_radius!r}.")
+    for name, value in (("noise_scale", noise_scale), ("spread", spread)):
+        if not (_is_real(value) and np.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a non-negative float, got {value!r}.")
+    return_params = _check_bool(return_params, "return_params")
+    rng = check_random_state(random_state)
+    d, p = n_features, order
+    lags = np.empty((n_states, p, d, d))
+    for k in range(n_states):
+        A = rng.standard_normal((p, d, d))
+        companion = np.zeros((d * p, d * p))
+        companion[:d] = np.concatenate(list(A), axis=1)
+        companion[d:, :-d] = np.eye(d * (p - 1))
+        radius = np.max(np.abs(np.linalg.eigvals(companion)))
+        scale = spectral_radius / radius
+        lags[k] = A * (scale ** np.arange(1, p + 1))[:, None, None]
+    means = spread * rng.standard_normal((n_states, d))
+    states = _sample_states(rng, lens, n_states, self_transition)
+    noise = noise_scale * rng.standard_normal((states.size, d))
+    X = np.empty((states.size, d))
+    start = 0
+    for L in lens:
+        past = np.tile(means[states[start]], (p, 1))        # y_{t-1}, ..., y_{t-p}
+        for t in range(start, start + L):
+            k = states[t]
+            y = means[k] + noise[t]
+            for i in range(p):
+                y = y + lags[k, i] @ (past[i] - means[k])
+            X[t] = y
+            past = np.vstack([y[None, :], past[:-1]])
+        start += L
+    if not return_params:
+        return X, states
+    intercept = means - np.einsum("kij,kj->ki", lags.sum(axis=1), means)
+    coefs = np.concatenate([np.concatenate(list(lags.transpose(1, 0, 2, 3)), axis=2),
+                            intercept[:, :, None]], axis=2)
+    params = {
+        "coefs": coefs,
+        "means": means,
+        "covars": np.broadcast_to(noise_scale ** 2 * np.eye(d), (n_states, d, d)).copy(),
+        "transmat": _transmat(n_states, self_transition),
+    }
+    return X, states, params
 
 
 def make_sequence1(n_timesteps=500):

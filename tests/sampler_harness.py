@@ -15,7 +15,8 @@ import numpy as np
 from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshold
 from sk_ihmm import _chain
 from sk_ihmm._chain import run_chain
-from sk_ihmm.emissions import Categorical, DiagonalGaussian, Gaussian, HCRPCategorical, Poisson
+from sk_ihmm.emissions import (AutoRegressive, Categorical, DiagonalGaussian, Gaussian,
+                               HCRPCategorical, Poisson)
 
 
 def tiny_data(kind, lengths, seed=0):
@@ -37,6 +38,17 @@ def tiny_data(kind, lengths, seed=0):
                                  concentration_prior=(6.0, 2.0), base_concentration_prior=(2.0, 10.0),
                                  resample=kind == "hcrp_resampled", n_symbols=3)
         return family, base[:T, None].astype(float), 3
+    if kind in ("ar", "ar2"):
+        # order 1: a climb then a decay towards zero (D=1), and a second
+        # column that turns the other way (D=2); the first step of every
+        # sequence is a conditioning value (a NaN row after prepare)
+        series = np.array([[0.2, 0.0], [1.1, -0.3], [2.1, -0.5], [2.9, -0.6], [1.4, 0.9],
+                           [0.8, 0.5], [0.3, 0.4]])
+        D = 1 if kind == "ar" else 2
+        family = AutoRegressive(order=1, center=0.5, M0=0.0, K0=0.5, nu0=D + 1.0,
+                                psi0=0.3 if D == 1 else [[0.3, 0.05], [0.05, 0.2]])
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        return family, family.prepare(series[:T, :D], starts, lengths), D
     if kind == "poisson":
         counts = np.array([0, 1, 4, 5, 0, 6, 2])
         return Poisson(a0=1.5, b0=0.5), counts[:T, None].astype(float), 1

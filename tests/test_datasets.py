@@ -24,6 +24,7 @@ from sk_ihmm.datasets import (
     load_alice_words,
     load_ion_channel,
     load_well_log,
+    make_ar_hmm,
     make_categorical_hmm,
     make_gaussian_hmm,
     make_multivariate_gaussian_hmm,
@@ -384,6 +385,76 @@ def test_categorical_bad_arguments(kwargs, name):
 # --------------------------------------------------------------------------
 # make_sequence1
 # --------------------------------------------------------------------------
+# --------------------------------------------------------------------------
+# make_ar_hmm
+# --------------------------------------------------------------------------
+def _ar_residuals(X, states, coefs, lengths, order):
+    """``y_t - A_{s_t} [y_{t-1}; ...; y_{t-p}; 1]`` of every step with
+    complete lags."""
+    out = []
+    start = 0
+    for L in lengths:
+        for t in range(start + order, start + L):
+            x = np.concatenate([X[t - i] for i in range(1, order + 1)] + [[1.0]])
+            out.append(X[t] - coefs[states[t]] @ x)
+        start += L
+    return np.array(out)
+
+
+def test_ar_hmm_shapes_reproducible_and_sticky():
+    X, states = make_ar_hmm(3000, n_states=3, n_features=2, random_state=0)
+    assert X.shape == (3000, 2) and X.dtype == np.float64
+    assert states.shape == (3000,) and states.dtype == np.int64
+    assert set(np.unique(states)) == {0, 1, 2}
+    X2, states2 = make_ar_hmm(3000, n_states=3, n_features=2, random_state=0)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(states, states2)
+    stay = np.mean(states[1:] == states[:-1])
+    assert abs(stay - 0.98) < 0.01
+
+
+@pytest.mark.parametrize("order, n_features", [(1, 1), (1, 3), (3, 2)])
+def test_ar_hmm_follows_its_parameters(order, n_features):
+    """The returned coefficients reproduce the data up to N(0, noise^2 I)
+    innovations, and every regime is stable with the requested spectral
+    radius (of the companion matrix)."""
+    lengths = [1500, 1000]
+    X, states, params = make_ar_hmm(lengths=lengths, n_states=3, n_features=n_features,
+                                    order=order, noise_scale=0.5, random_state=1,
+                                    return_params=True)
+    coefs = params["coefs"]
+    d = n_features
+    assert coefs.shape == (3, d, d * order + 1)
+    resid = _ar_residuals(X, states, coefs, lengths, order)
+    assert np.all(np.abs(resid.mean(axis=0)) < 0.05)
+    np.testing.assert_allclose(resid.std(axis=0), 0.5, rtol=0.05)
+    np.testing.assert_allclose(params["covars"], np.broadcast_to(0.25 * np.eye(d), (3, d, d)))
+    for k in range(3):
+        companion = np.zeros((d * order, d * order))
+        companion[:d] = coefs[k][:, :d * order]
+        companion[d:, :-d] = np.eye(d * (order - 1))
+        assert np.isclose(np.max(np.abs(np.linalg.eigvals(companion))), 0.9)
+        # the level mu_k is the fixed point of the regime's dynamics
+        lag_sum = sum(coefs[k][:, i * d:(i + 1) * d] for i in range(order))
+        np.testing.assert_allclose((np.eye(d) - lag_sum) @ params["means"][k], coefs[k][:, -1],
+                                   atol=1e-12)
+    # each sequence starts at the level of its first regime (plus one innovation)
+    for s in (0, 1500):
+        assert np.all(np.abs(X[s] - params["means"][states[s]]) < 5 * 0.5)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(order=0), "order"),
+    (dict(spectral_radius=1.0), "spectral_radius"),
+    (dict(noise_scale=-1.0), "noise_scale"),
+    (dict(self_transition=1.5), "self_transition"),
+    (dict(lengths=[10, 0]), "lengths"),
+])
+def test_ar_hmm_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_ar_hmm(100, **kwargs)
+
+
 def test_sequence1_exact_pattern():
     X, states = make_sequence1()
     assert X.shape == (500, 1) and np.issubdtype(X.dtype, np.integer)

@@ -279,6 +279,99 @@ def test_chains_are_equivariant_diagonal_covariance(sampler, a):
         np.testing.assert_array_equal(s0, s1)
 
 
+# ------------------------------------------------- autoregressive family
+# a 2-D series of 7 steps (6 scored after the conditioning first step)
+Y_AR = np.array([[0.2, 0.0], [1.1, -0.3], [2.1, -0.5], [2.9, -0.6], [1.4, 0.9], [0.8, 0.5],
+                 [0.3, 0.4]])
+#: per-column scales (one negative) and shifts, and a full invertible map
+SCALES, SHIFTS = np.array([250.0, -0.004]), np.array([1450.0, -3.0])
+
+
+def _exact_ar(X, family=None):
+    from test_exact_families import mniw_marginal
+
+    from sk_ihmm.emissions import AutoRegressive
+
+    family = family or AutoRegressive()
+    T = X.shape[0]
+    Y = family.prepare(X, [0], [T])
+    p = family.resolve_prior(Y)
+    # the prior is stored in centred coordinates: the written-out marginal
+    # takes the centre, M0, K0, nu0 and Psi0 as they are
+    lml = mniw_marginal(p["center"], p["M0"], p["K0"], p["nu0"], p["psi0"])
+    return exact_posterior([T], lambda idx: lml(Y[[i for i in idx if i > 0]]) if max(idx) > 0 else 0.0,
+                           alpha=1.0, gamma=1.0)
+
+
+def test_autoregressive_prior_is_scaled_to_the_data():
+    from sk_ihmm.emissions import AutoRegressive
+
+    rng = np.random.default_rng(0)
+    X = np.cumsum(rng.normal(size=(60, 2)), axis=0) * [3.0, 0.01] + [1500.0, -3.0]
+    family = AutoRegressive(order=2)
+    Y = family.prepare(X, [0, 30], [30, 30])
+    assert np.isnan(Y[[0, 1, 30, 31]]).all() and not np.isnan(np.delete(Y, [0, 1, 30, 31], 0)).any()
+    prior = family.resolve_prior(Y)
+    rows = Y[~np.isnan(Y[:, 0])]
+    mu = rows[:, :2].mean(axis=0)
+    Xc = np.hstack([rows[:, 2:] - np.tile(mu, 2), np.ones((rows.shape[0], 1))])
+    resid = np.linalg.lstsq(Xc, rows[:, :2] - mu, rcond=None)[0]
+    resid = rows[:, :2] - mu - Xc @ resid
+    np.testing.assert_allclose(prior["center"], mu)
+    np.testing.assert_array_equal(prior["M0"], np.zeros((2, 5)))
+    np.testing.assert_allclose(prior["K0"], PRIOR_MEAN_PRECISION * Xc.T @ Xc / rows.shape[0])
+    assert prior["nu0"] == 4.0
+    np.testing.assert_allclose(prior["psi0"], PRIOR_COVARIANCE_FRACTION * resid.T @ resid / rows.shape[0])
+    with pytest.raises(ValueError, match="prepare"):
+        AutoRegressive().resolve_prior(X)          # raw X, as wide as prepared 1-D rows
+    explicit = AutoRegressive(center=0.0, K0=2.0, psi0=1.0).resolve_prior(dim=1)
+    np.testing.assert_array_equal(explicit["K0"], 2.0 * np.eye(2))
+    with pytest.raises(ValueError, match="training data"):
+        AutoRegressive().resolve_prior(dim=1)
+
+
+@pytest.mark.parametrize("transform", [
+    lambda X: SCALES * X + SHIFTS,              # per column, one scale negative
+    lambda X: X @ A2.T + B2,                    # any invertible affine map
+], ids=["per_column", "full"])
+def test_exact_posterior_is_equivariant_autoregressive(transform):
+    """The default AutoRegressive prior: the exact posterior over partitions
+    is the same for X and for X in other units (the marginal likelihood of
+    every block changes by the same Jacobian factor per scored step)."""
+    base, moved = _exact_ar(Y_AR), _exact_ar(transform(Y_AR))
+    assert max(abs(base[z] - moved[z]) for z in base) < 1e-9
+    assert max(base.values()) > 5 * min(base.values())
+
+
+def test_exact_posterior_is_not_equivariant_autoregressive_with_a_fixed_prior():
+    """Power check: an explicit prior in the data's units is not equivariant."""
+    from sk_ihmm.emissions import AutoRegressive
+
+    fixed = AutoRegressive(center=0.0, K0=1.0, psi0=1.0)
+    base, moved = _exact_ar(Y_AR, fixed), _exact_ar(SCALES * Y_AR + SHIFTS, fixed)
+    assert max(abs(base[z] - moved[z]) for z in base) > 0.05
+
+
+@pytest.mark.parametrize("sampler, scales", [
+    ("rcd_gibbs", SCALES),
+    ("rcd_blocked", SCALES),
+    # pgas draws Sigma_k and A_k through Cholesky factors, which map onto the
+    # draws for the transformed data only for positive scales (otherwise
+    # equivariant in law: the exact test above)
+    ("pgas", np.abs(SCALES)),
+])
+def test_chains_are_equivariant_autoregressive(sampler, scales):
+    """Same seed, same state samples for X and per-column ``a * X + b``."""
+    from sk_ihmm.datasets import make_ar_hmm
+
+    # regimes close together and short: the chains keep moving
+    X, _ = make_ar_hmm(150, n_states=3, self_transition=0.9, spread=0.5, random_state=0)
+    base = _fit(X, sampler, emission="autoregressive", kappa=5.0)
+    moved = _fit(scales * X + SHIFTS, sampler, emission="autoregressive", kappa=5.0)
+    for s0, s1 in zip(base.state_samples_, moved.state_samples_):
+        np.testing.assert_array_equal(s0, s1)
+
+
 # --------------------------------------------------------- convergence
 def test_unconverged_fit_warns_with_figures():
     X, _ = make_gaussian_hmm(200, 3, random_state=0)

@@ -5,6 +5,7 @@ import pytest
 
 from sk_ihmm.emissions import (
     SHIFTED_FLOOR,
+    AutoRegressive,
     Categorical,
     DiagonalGaussian,
     Gaussian,
@@ -36,6 +37,21 @@ def _sequential(family, Y, dim):
     return total, stats, hyp
 
 
+def _ar_case(d, p, seed):
+    """An AutoRegressive family with an explicit prior and the prepared rows
+    ``[y_t, y_{t-1}, ..., y_{t-p}]`` of a random walk far from the origin
+    (the conditioning rows dropped)."""
+    rng = np.random.default_rng(seed)
+    m = d * p + 1
+    A = rng.normal(size=(m, m))
+    B = rng.normal(size=(d, d))
+    family = AutoRegressive(order=p, center=rng.normal(50.0, 1.0, d), M0=0.3 * rng.normal(size=(d, m)),
+                            K0=A @ A.T / m + 0.5 * np.eye(m), nu0=d + 1.5, psi0=B @ B.T + np.eye(d))
+    X = 50.0 + np.cumsum(rng.normal(size=(9 + p, d)), axis=0)
+    Y = family.prepare(X, [0], [len(X)])
+    return family, Y[p:], d
+
+
 CASES = [
     (Categorical(concentration=0.7), np.array([[0], [2], [2], [1], [0], [2]], float), 4),
     (Gaussian(mu0=0.3, lambda0=0.5, a0=2.0, b0=0.7), np.random.default_rng(0).normal(1, 2, (9, 1)), 1),
@@ -44,7 +60,17 @@ CASES = [
     (Poisson(a0=2.0, b0=[0.5, 1.5]), np.random.default_rng(3).poisson([1.0, 9.0], (8, 2)).astype(float), 2),
     (DiagonalGaussian(mu0=[0.1, -0.5, 2.0], lambda0=0.5, a0=2.0, b0=[0.7, 2.0, 0.05]),
      np.random.default_rng(4).normal([0.0, 1.0, 2.0], [1.0, 3.0, 0.2], (9, 3)), 3),
+    _ar_case(1, 1, 4),
+    _ar_case(2, 2, 5),
 ]
+
+
+def _n_suff(family, Y, dim, n_stats):
+    """Number of leading columns of a row of statistics that are sufficient
+    statistics (not caches or scratch)."""
+    W = Y.shape[1]
+    return {"gaussian": 3, "multivariate_gaussian": 1 + dim + dim * dim,
+            "autoregressive": 1 + W + W * W}.get(family.name, n_stats)
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))
@@ -227,7 +253,7 @@ def test_move_block_is_the_sum_of_sequential_predictives(family, Y, dim):
     assert np.isclose(got_rm, expected_rm, rtol=1e-9, atol=1e-9)
     # sufficient statistics only (not the Gaussian predictive cache, nor the
     # multivariate scratch columns)
-    n_suff = {"gaussian": 3, "multivariate_gaussian": 1 + dim + dim * dim}.get(family.name, stats.shape[1])
+    n_suff = _n_suff(family, Y, dim, stats.shape[1])
     np.testing.assert_allclose(stats[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
     # addition in time order, each predictive right before its addition
     expected_add = 0.0
@@ -264,7 +290,7 @@ def test_add_labelled_equals_sequential_updates(family, Y, dim, runs):
     for t in range(T):
         update(fam, ref, labels[t], Y, t, 1.0)
     add_labelled(fam, got, labels, Y)
-    n_suff = {"gaussian": 3, "multivariate_gaussian": 1 + dim + dim * dim}.get(family.name, got.shape[1])
+    n_suff = _n_suff(family, Y, dim, got.shape[1])
     np.testing.assert_allclose(got[:, :n_suff], ref[:, :n_suff], rtol=1e-10, atol=1e-12)
     assert not np.any(got[0]) and not np.any(got[4])
     for k in (1, 2, 3, 4):
@@ -287,7 +313,7 @@ def test_move_stats_equals_sequential_updates(family, Y, dim):
     start = np.zeros((5, family.n_stats(dim)))
     for t in (0, T - 1):                           # rows 1 and 2 hold data, 3 is empty
         update(fam, start, 1 + (t == 0), Y, t, 1.0)
-    n_suff = {"gaussian": 3, "multivariate_gaussian": 1 + dim + dim * dim}.get(family.name, start.shape[1])
+    n_suff = _n_suff(family, Y, dim, start.shape[1])
     work = np.empty(L, np.int64)
     got, ref = start.copy(), start.copy()
     for sign in (1.0, -1.0):

@@ -65,7 +65,8 @@ def test_multivariate_and_several_sequences():
 
 @pytest.mark.parametrize("sampler", ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge",
                                      "pgas"])
-@pytest.mark.parametrize("emission", ["gaussian", "categorical", "multivariate_gaussian"])
+@pytest.mark.parametrize("emission", ["gaussian", "categorical", "multivariate_gaussian",
+                                      "autoregressive"])
 def test_every_sampler_fits_every_family(sampler, emission):
     rng = np.random.default_rng(1)
     z = np.repeat([0, 1, 0, 1], 15)

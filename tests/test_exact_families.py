@@ -14,6 +14,9 @@ written out here, independently of the package's kernels:
   whose missing rows add nothing (``sampler_harness`` drops them);
 * the diagonal Gaussian as the product over columns of one-column
   Normal-Inverse-Gamma marginals (one prior mean and scale per column).
+* the matrix-normal inverse-Wishart marginal of the autoregressive family
+  (order 1, D = 1 and 2; see :func:`mniw_marginal`), whose conditioning
+  rows (the first step of each sequence) add nothing either.
 
 Missing rows (``sampler_harness.MISSING_ROWS``) sit inside a sequence, at a
 sequence start, at the first step and at the last.
@@ -23,7 +26,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import gammaln
+from scipy.special import gammaln, multigammaln
 
 from exact_posterior import _stirling1
 from sampler_harness import check_exact
@@ -80,12 +83,47 @@ def dirichlet_marginal(concentration, n_symbols):
     return lml
 
 
+def mniw_marginal(center, M0, K0, nu0, psi0):
+    """Marginal likelihood of the autoregressive family's prepared rows
+    ``[y_t, y_{t-1}, ..., y_{t-p}]`` in one state, by the textbook formulas:
+    with ``x_t = [y_{t-1} - mu; ...; y_{t-p} - mu; 1]`` and ``Y``, ``X`` the
+    stacked ``y_t - mu`` and ``x_t``,
+
+        K_n = K0 + X^T X,   M_n = (M0 K0 + Y^T X) K_n^{-1},
+        Psi_n = Psi0 + Y^T Y + M0 K0 M0^T - M_n K_n M_n^T,   nu_n = nu0 + n,
+        log p = -n D / 2 log(pi) + log Gamma_D(nu_n / 2) - log Gamma_D(nu0 / 2)
+                + nu0 / 2 log|Psi0| - nu_n / 2 log|Psi_n| + D / 2 (log|K0| - log|K_n|)."""
+    def lml(rows):
+        D = np.atleast_1d(psi0).shape[0] if np.ndim(psi0) else 1
+        mu = np.broadcast_to(np.asarray(center, float), (D,))
+        p = rows.shape[1] // D - 1
+        m = D * p + 1
+        k0 = np.eye(m) * K0 if np.ndim(K0) == 0 else np.asarray(K0, float)
+        m0 = np.full((D, m), float(M0)) if np.ndim(M0) == 0 else np.asarray(M0, float)
+        ps0 = np.eye(D) * psi0 if np.ndim(psi0) == 0 else np.asarray(psi0, float)
+        Y = rows[:, :D] - mu
+        X = np.hstack([rows[:, D:] - np.tile(mu, p), np.ones((rows.shape[0], 1))])
+        n = Y.shape[0]
+        K_n = k0 + X.T @ X
+        M_n = (m0 @ k0 + Y.T @ X) @ np.linalg.inv(K_n)
+        psi_n = ps0 + Y.T @ Y + m0 @ k0 @ m0.T - M_n @ K_n @ M_n.T
+        nu_n = nu0 + n
+        return float(-0.5 * n * D * np.log(np.pi) + multigammaln(nu_n / 2, D)
+                     - multigammaln(nu0 / 2, D) + 0.5 * nu0 * np.linalg.slogdet(ps0)[1]
+                     - 0.5 * nu_n * np.linalg.slogdet(psi_n)[1]
+                     + 0.5 * D * (np.linalg.slogdet(k0)[1] - np.linalg.slogdet(K_n)[1]))
+    return lml
+
+
 MARGINALS = {
     "poisson": poisson_marginal(1.5, 0.5),
     "poisson2": poisson_marginal(1.5, [0.5, 1.0]),
     "gaussian_missing": nig_marginal(0.0, 0.5, 2.0, 0.5),
     "categorical_missing": dirichlet_marginal(0.5, 3),
     "gaussian_diag": nig_diag_marginal([0.0, 0.2], 0.5, 2.0, [0.5, 0.1]),
+    # the priors of sampler_harness.tiny_data("ar"), ("ar2")
+    "ar": mniw_marginal(0.5, 0.0, 0.5, 2.0, 0.3),
+    "ar2": mniw_marginal(0.5, 0.0, 0.5, 3.0, np.array([[0.3, 0.05], [0.05, 0.2]])),
 }
 
 CASES = [
@@ -127,6 +165,24 @@ def test_exact_diagonal_gaussian(sampler, case):
                 marginal=MARGINALS[case["kind"]], **case)
 
 
+#: Autoregressive cases: every sampler on one sequence with D = 1, two
+#: samplers with D = 2, and two sequences (a conditioning row at each start)
+#: with a sticky kappa and resampled concentrations for the other two.
+AR_CASES = (
+    [(sampler, dict(kind="ar", lengths=(5,))) for sampler in SAMPLERS]
+    + [(sampler, dict(kind="ar2", lengths=(5,))) for sampler in ("rcd_blocked", "pgas")]
+    + [(sampler, dict(kind="ar", lengths=(2, 3), kappa=1.0, resample=(True, True, False)))
+       for sampler in ("rcd_beam", "split_merge")]
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler, case", AR_CASES, ids=[f"{s}-{_id(c)}" for s, c in AR_CASES])
+def test_exact_autoregressive(sampler, case):
+    check_exact(sampler, n_sweeps=15000, options=SAMPLERS[sampler],
+                marginal=MARGINALS[case["kind"]], **case)
+
+
 def test_marginals_agree_with_the_families():
     """The marginals written here and the families' closed forms are the same
     function (so a test failure points at a sampler, not at this file)."""
@@ -137,6 +193,11 @@ def test_marginals_agree_with_the_families():
         ours = MARGINALS.get(kind) or MARGINALS[kind + "_missing"]
         for idx in ([0], [1, 2], [0, 3, 4, 6], list(range(7))):
             assert np.isclose(ours(Y[idx]), family.log_marginal(Y[idx], dim), rtol=1e-10)
+    for kind in ("ar", "ar2"):
+        family, Y, dim = tiny_data(kind, [7])
+        assert np.isnan(Y[0]).all() and not np.isnan(Y[1:]).any()     # the conditioning row
+        for idx in ([1], [2, 3], [1, 4, 6], list(range(1, 7))):
+            assert np.isclose(MARGINALS[kind](Y[idx]), family.log_marginal(Y[idx], dim), rtol=1e-10)
 
 
 def test_harness_fails_when_missing_rows_are_scored(monkeypatch):
@@ -154,6 +215,24 @@ def test_harness_fails_when_missing_rows_are_scored(monkeypatch):
     with pytest.raises(AssertionError, match="TV"):
         check_exact("rcd_gibbs", kind="gaussian_missing", lengths=(5,), n_sweeps=15000,
                     marginal=MARGINALS["gaussian_missing"])
+
+
+def test_harness_fails_when_conditioning_rows_are_scored(monkeypatch):
+    """Power check: a chain that scores the first step of the sequence (its
+    missing lag filled with the centre, a wrong model) fails the comparison
+    with the exact posterior, in which that step is a conditioning value."""
+    import sampler_harness as h
+
+    real = h.make_problem
+
+    def lag_filled(family, Y, *args, **kwargs):
+        Y = Y.copy()
+        Y[0] = [0.2, 0.5]          # y_0 and a made-up y_{-1} at the centre
+        return real(family, Y, *args, **kwargs)
+
+    monkeypatch.setattr(h, "make_problem", lag_filled)
+    with pytest.raises(AssertionError, match="TV"):
+        check_exact("rcd_gibbs", kind="ar", lengths=(5,), n_sweeps=15000, marginal=MARGINALS["ar"])
 
 
 # ----------------------------------------------------------- HCRP emissions

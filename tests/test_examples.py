@@ -25,6 +25,7 @@ QUICK = {
     "plot_sequence1_split_merge.py": {"N_CHAINS = 6": "N_CHAINS = 2",
                                       "N_SWEEPS = 600": "N_SWEEPS = 30"},
     "plot_sticky.py": {"MAX_TIME = 15": "MAX_TIME = 0", "N_TRAIN = 2000": "N_TRAIN = 400"},
+    "plot_switching_dynamics.py": {"MAX_TIME = 15": "MAX_TIME = 0", "N_TRAIN = 1500": "N_TRAIN = 400"},
     "plot_well_log.py": {"MAX_TIME = 30": "MAX_TIME = 0"},
 }
 

@@ -9,7 +9,7 @@ from numba.core.errors import TypingError
 from sklearn.exceptions import ConvergenceWarning
 
 from sk_ihmm import InfiniteHMM
-from sk_ihmm.datasets import (make_categorical_hmm, make_gaussian_hmm,
+from sk_ihmm.datasets import (make_ar_hmm, make_categorical_hmm, make_gaussian_hmm,
                               make_multivariate_gaussian_hmm, make_poisson_hmm)
 from sk_ihmm.emissions import (FAMILIES, Categorical, EmissionFamily, Gaussian, Poisson,
                                family_tag, log_pred, make_emission, register_family)
@@ -26,7 +26,8 @@ class _Unregistered(Gaussian):
 
 
 def test_registry_lists_the_families():
-    assert {"gaussian", "multivariate_gaussian", "categorical", "poisson"} <= set(FAMILIES)
+    assert {"gaussian", "multivariate_gaussian", "categorical", "poisson",
+            "autoregressive"} <= set(FAMILIES)
     for name, cls in FAMILIES.items():
         assert cls.name == name and issubclass(cls, EmissionFamily)
         assert set(cls.fitted_attributes) and cls.kernels is not None
@@ -181,6 +182,81 @@ def test_held_out_gaps_for_a_model_fitted_without_any():
 def test_all_missing_training_data_is_an_error():
     with pytest.raises(ValueError, match="Every row of X is missing"):
         InfiniteHMM(allow_missing=True, **QUICK).fit(np.full((20, 1), np.nan))
+
+
+# ------------------------------------------------------------ autoregressive
+def test_autoregressive_fit_predict_score_and_sample():
+    """Switching dynamics through the estimator: the regimes are found,
+    ``coefs_`` are close to the generating ones, the first ``order`` steps of
+    each sequence are not scored, and ``sample`` simulates the dynamics."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    from sk_ihmm.emissions import AutoRegressive
+
+    lengths = [500, 400]
+    X, states, params = make_ar_hmm(lengths=lengths, n_states=3, order=2, random_state=0,
+                                    return_params=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = InfiniteHMM(emission=AutoRegressive(order=2), kappa=10.0, max_time=5,
+                            random_state=0).fit(X, lengths=lengths)
+    pred = model.predict(X, lengths=lengths)
+    assert normalized_mutual_info_score(states, pred) > 0.9
+    assert model.coefs_.shape == (model.n_states_, 2, 5)
+    assert model.covars_.shape == (model.n_states_, 2, 2)
+    # the state that covers most of regime 0 has its coefficients
+    k = np.bincount(pred[states == 0]).argmax()
+    np.testing.assert_allclose(model.coefs_[k], params["coefs"][0], atol=0.25)
+    assert model.emission_prior_["K0"].shape == (5, 5)
+    # conditioning steps: no emission likelihood, so perplexity divides by
+    # the scored steps, and a sequence of `order` steps scores 0
+    score = model.score(X[:300], lengths=[150, 150])
+    assert np.isclose(model.perplexity(X[:300], lengths=[150, 150]), np.exp(-score / 296))
+    assert abs(model.score_sequences(X[:2])[0]) < 1e-12
+    assert np.allclose(model.predict_proba(X[:300]).sum(axis=1), 1.0)
+    Xs, ss = model.sample(300, random_state=1)
+    assert Xs.shape == (300, 2) and np.all(np.isfinite(Xs))
+    # the sample follows the fitted dynamics: residuals have the fitted covariance
+    resid = [Xs[t] - model.coefs_[ss[t]] @ np.r_[Xs[t - 1], Xs[t - 2], 1.0] for t in range(2, 300)]
+    assert np.all(np.abs(np.std(resid, axis=0) / np.sqrt(np.diagonal(model.covars_[0])) - 1) < 0.5)
+
+
+def test_autoregressive_beats_the_gaussian_on_dynamics():
+    """On smooth switching dynamics a Gaussian per state cuts the path into
+    many states; the autoregressive family finds the regimes."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    X, states = make_ar_hmm(800, n_states=2, n_features=2, spectral_radius=0.99,
+                            noise_scale=0.1, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ar = InfiniteHMM(emission="autoregressive", kappa=10.0, **QUICK).fit(X)
+        gauss = InfiniteHMM(kappa=10.0, **QUICK).fit(X)
+    assert normalized_mutual_info_score(states, ar.predict(X)) > 0.9
+    assert ar.n_states_ < gauss.n_states_
+
+
+def test_autoregressive_short_sequences_and_missing_rows():
+    from sk_ihmm.emissions import AutoRegressive
+
+    X, _ = make_ar_hmm(200, n_features=1, random_state=0)
+    with pytest.raises(ValueError, match="conditioning values"):
+        InfiniteHMM(emission=AutoRegressive(order=2), **QUICK).fit(X[:6], lengths=[2, 2, 2])
+    # a missing step and the `order` steps after it are not scored
+    Xm = X.copy()
+    Xm[50] = np.nan
+    family = AutoRegressive(order=2)
+    Y = family.prepare(family.check_X(Xm), np.array([0, 100]), np.array([100, 100]))
+    assert np.flatnonzero(np.isnan(Y[:, 0])).tolist() == [0, 1, 50, 51, 52, 100, 101]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = InfiniteHMM(emission=family, allow_missing=True, **QUICK).fit(Xm, lengths=[100, 100])
+    assert model.predict(Xm, lengths=[100, 100]).shape == (200,)
+    score = model.score(Xm, lengths=[100, 100])
+    assert np.isclose(model.perplexity(Xm, lengths=[100, 100]), np.exp(-score / 193))
+    # a string emission takes nested parameters
+    est = InfiniteHMM(emission="autoregressive").set_params(emission__order=3)
+    assert est.emission.order == 3
 
 
 # ------------------------------------------------------------ HCRP categorical

@@ -5,7 +5,8 @@ One module per family (:mod:`~sk_ihmm.emissions.categorical`,
 :mod:`~sk_ihmm.emissions.multivariate_gaussian`,
 :mod:`~sk_ihmm.emissions.diagonal_gaussian`,
 :mod:`~sk_ihmm.emissions.poisson`,
-:mod:`~sk_ihmm.emissions.hcrp_categorical`) holds its class and its
+:mod:`~sk_ihmm.emissions.hcrp_categorical`,
+:mod:`~sk_ihmm.emissions.autoregressive`) holds its class and its
 kernels; ``_registry`` lists the families; ``_dispatch`` holds the kernel
 functions the samplers call, each taking the family's tag ``fam`` first and
 dispatching on it at compile time. ``_base`` states the contract a family
@@ -23,6 +24,7 @@ from ._dispatch import (MissingTag, add_labelled, log_emission_matrix, log_margi
                         resample_hyperparameters, sample_param, shifted_param_loglik_block,
                         update)
 from ._registry import FAMILIES, make_emission, register_family
+from .autoregressive import AutoRegressive
 from .categorical import Categorical
 from .diagonal_gaussian import DiagonalGaussian
 from .gaussian import PROPOSAL_QUADRATIC_HALF_NU1, Gaussian
@@ -42,5 +44,6 @@ __all__ = [
     "DiagonalGaussian",
     "Poisson",
     "HCRPCategorical",
+    "AutoRegressive",
     "make_emission",
 ]

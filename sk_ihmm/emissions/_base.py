@@ -186,8 +186,29 @@ class EmissionFamily(BaseEstimator):
 
     def dimension(self, X):
         """The family's dimension for training data ``X`` (validated by
-        :meth:`check_X`)."""
+        :meth:`check_X`, then
+        :meth:`~sk_ihmm.emissions.EmissionFamily.prepare`)."""
         raise NotImplementedError
+
+    #: Number of leading steps of every sequence whose observations only
+    #: condition later steps (the lags of an autoregressive family):
+    #: :meth:`prepare` makes them missing rows, so they add no emission
+    #: likelihood and are not scored.
+    conditioning_steps = 0
+
+    def prepare(self, X, starts, lengths):
+        """The observations the kernels see, from ``X`` validated by :meth:`check_X`.
+
+        One row per time step, as many rows as ``X``; a row of NaN is a
+        step without emission likelihood (a missing observation, or one of
+        the :attr:`~sk_ihmm.emissions.EmissionFamily.conditioning_steps` of a
+        sequence). ``starts`` and
+        ``lengths`` delimit the sequences. Every method below that takes
+        data (:meth:`dimension`, :meth:`resolve_prior`,
+        :meth:`hyperparameters`, :meth:`log_marginal`) and the kernels take
+        the prepared rows. Default: ``X`` itself.
+        """
+        return X
 
     def warn_data(self, X):
         """Warn when ``X`` looks like data for another family (default: no check)."""

@@ -5,6 +5,7 @@ its class; the built-in families are registered below, one line each.
 """
 
 from ._base import EmissionFamily, Kernels
+from .autoregressive import AutoRegressive
 from .categorical import Categorical
 from .diagonal_gaussian import DiagonalGaussian
 from .gaussian import Gaussian
@@ -95,5 +96,6 @@ for _family in (
     DiagonalGaussian,
     Poisson,
     HCRPCategorical,
+    AutoRegressive,
 ):
     register_family(_family)
