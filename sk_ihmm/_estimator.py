@@ -185,14 +185,16 @@ class InfiniteHMM(BaseEstimator):
         ``max_sweeps``. Set ``max_sweeps`` to at most the first round (or
         ``max_time=0``) for a single round.
     max_time : float or None, default=60.0
-        Budget mode's limit in wall-clock seconds: no new round starts when
-        its expected end (from the time of the rounds so far) is past
-        ``max_time`` seconds after the start of ``fit``, not counting the
-        time numba spends compiling kernels (tens of seconds in the first
-        fit after installing; ``convergence_["compile_seconds"]``). ``None``:
-        no limit in time. A fit that stops on time, not on convergence, depends on
-        the machine's speed; set ``max_time=None`` for results that depend
-        only on ``random_state``.
+        Budget mode's limit in wall-clock seconds: a round whose expected
+        end (from the time of the rounds so far) is past ``max_time``
+        seconds after the start of ``fit`` is cut to the sweeps that fit in
+        the time left, or not started when those are fewer than half the
+        sweeps before it. The time does not count the time numba spends
+        compiling kernels (tens of seconds in the first fit after
+        installing; ``convergence_["compile_seconds"]``). ``None``: no limit
+        in time. A fit that stops on time, not on convergence, depends on the
+        machine's speed; set ``max_time=None`` for results that depend only
+        on ``random_state``.
     warm_start : bool, default=False
         When True, a ``fit`` on the same data (same sampler, chains and
         model) continues every chain of the previous fit from its last state
@@ -638,14 +640,12 @@ class InfiniteHMM(BaseEstimator):
                 runner.interrupted = True
                 break
             n_done = chains[0].n_sweeps
-            round_thin = -(-n_done // self.n_samples)
-            n_next = round_thin * self.n_samples
-            if n_done + n_next > self.max_sweeps:
+            left = None if self.max_time is None else self.max_time - budget_seconds()
+            plan = _next_round(n_done, self.n_samples, self.max_sweeps, left,
+                               _round_seconds(chains, 1, self.n_jobs))
+            if plan is None:
                 break
-            if self.max_time is not None:
-                elapsed = budget_seconds()
-                if elapsed + _round_seconds(chains, n_next, self.n_jobs) > self.max_time:
-                    break
+            n_next, round_thin = plan
             chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
                              for c, chain in enumerate(chains)], chains)
             if not runner.interrupted:
@@ -1189,6 +1189,29 @@ class _ChainRunner:
         if not chains:
             raise KeyboardInterrupt
         return chains
+
+
+def _next_round(n_done, n_samples, max_sweeps, left, per_sweep):
+    """``(n_sweeps, thin)`` of the next budget-mode round, or ``None`` to stop.
+
+    A round is as long as the ``n_done`` sweeps before it, rounded up to a
+    multiple of ``n_samples`` (``thin`` sweeps per kept sample). It is not
+    started past ``max_sweeps``. When it would take longer than the
+    ``left`` seconds of ``max_time`` (``None``: no limit) at ``per_sweep``
+    seconds a sweep, it is cut to the sweeps that fit, if that still gives
+    at least half of ``n_done``: the window the diagnostics look at then
+    never shrinks, and the time budget is used rather than left idle.
+    """
+    thin = -(-n_done // n_samples)
+    n_next = thin * n_samples
+    if n_done + n_next > max_sweeps:
+        return None
+    if left is not None and n_next * per_sweep > left:
+        thin = int(left / max(per_sweep, 1e-12)) // n_samples
+        n_next = thin * n_samples
+        if thin < 1 or 2 * n_next < n_done:
+            return None
+    return n_next, thin
 
 
 def _round_seconds(chains, n_sweeps, n_jobs):

@@ -464,7 +464,8 @@ def test_max_time_leaves_out_compilation(monkeypatch):
     kw = dict(n_samples=50, n_burnin=50, n_chains=2, max_sweeps=20000, random_state=0)
     unlimited = InfiniteHMM(max_time=None, **kw).fit(X)
     assert unlimited.convergence_["n_rounds"] > 1
-    monkeypatch.setattr(est, "_round_seconds", lambda *args: 0.1)   # every round "takes" 0.1 s
+    # every sweep "takes" a microsecond: every round fits in 0.15 s
+    monkeypatch.setattr(est, "_round_seconds", lambda chains, n, n_jobs: 1e-6 * n)
     monkeypatch.setattr(est, "compile_clock", clock_reading(0.0))
     model = InfiniteHMM(max_time=0.15, **kw).fit(X)
     assert model.convergence_["n_rounds"] == unlimited.convergence_["n_rounds"]
@@ -473,3 +474,20 @@ def test_max_time_leaves_out_compilation(monkeypatch):
     with pytest.warns(ConvergenceWarning):
         short = InfiniteHMM(max_time=0.15, **kw).fit(X)
     assert short.convergence_["n_rounds"] == 1
+
+
+def test_next_round_fills_the_time_left():
+    """Budget-mode rounds: as long as all the sweeps before them, not past
+    max_sweeps; a round that would overrun max_time is cut to the time left
+    while that is at least half the sweeps before it."""
+    from sk_ihmm._estimator import _next_round
+
+    assert _next_round(200, 100, 100_000, None, 1.0) == (200, 2)
+    assert _next_round(250, 100, 100_000, None, 1.0) == (300, 3)       # rounded up to n_samples
+    assert _next_round(51_200, 100, 100_000, None, 1.0) is None        # past max_sweeps
+    assert _next_round(800, 100, 100_000, 10.0, 0.01) == (800, 8)      # fits: 8 s of 10
+    assert _next_round(800, 100, 100_000, 5.0, 0.01) == (500, 5)       # cut to the 5 s left
+    assert _next_round(800, 100, 100_000, 3.0, 0.01) is None           # 300 < 800 / 2
+    assert _next_round(800, 100, 100_000, -1.0, 0.01) is None          # out of time
+    assert _next_round(100, 100, 100_000, 1.5, 0.01) == (100, 1)
+    assert _next_round(100, 100, 100_000, 0.5, 0.01) is None           # under one kept sample
