@@ -23,7 +23,9 @@ and ``predict`` -- on five data sets made by :mod:`sk_ihmm.datasets`
 ``pgas10``
     ``make_gaussian_hmm(4000, n_states=10)``, the PGAS paper's 10-state data.
 
-Per fit: K found (``model.n_states_``) and the true K, NMI of
+Per fit: K found (``model.n_states_``, the major states of the representative
+sample), ``Kocc`` (the most probable number of occupied states,
+``argmax(model.n_states_posterior_)``, small states included) and the true K, NMI of
 ``model.predict(X, lengths)`` against the true states
 (``sk_ihmm.metrics.normalized_mutual_information``), fit wall time (seconds,
 ``time.perf_counter``; the first fit in a process may include loading numba's
@@ -182,6 +184,7 @@ def fit_ihmm(name, sampler, seed, quick):
     out["other_warnings"] = sorted({w.category.__name__ for w in caught
                                     if not issubclass(w.category, ConvergenceWarning)})
     out["K"] = int(model.n_states_)
+    out["K_occupied"] = int(np.argmax(model.n_states_posterior_))
     out["nmi"] = float(normalized_mutual_information(z, model.predict(X, lengths)))
     conv_report = getattr(model, "convergence_", None)
     out["convergence"] = None if conv_report is None else _compact(conv_report)
@@ -297,7 +300,7 @@ def main(argv=None):
     t0 = time.time()
     done = map_tasks(run_task, tasks, args.jobs)
 
-    head = (f"{'data':<11} {'sampler':<11} {'seed':>4} {'K':>3} {'Kt':>3} {'NMI':>6} "
+    head = (f"{'data':<11} {'sampler':<11} {'seed':>4} {'K':>3} {'Kocc':>4} {'Kt':>3} {'NMI':>6} "
             f"{'hmmNMI':>6} {'wall s':>7} {'CW':>3}  check")
     out()
     out(head)
@@ -323,11 +326,12 @@ def main(argv=None):
                 verdict = "PASS" if ok else "FAIL " + ",".join(reasons)
                 hmm_col = f"{ref['nmi']:6.3f}" if (ref and "nmi" in ref) else f"{'-':>6}"
                 if "error" in res:
-                    out(f"{name:<11} {s:<11} {seed:4d} {'-':>3} {k_true:3d} {'-':>6} {hmm_col} "
+                    out(f"{name:<11} {s:<11} {seed:4d} {'-':>3} {'-':>4} {k_true:3d} {'-':>6} {hmm_col} "
                         f"{res['seconds']:7.1f} {'-':>3}  {verdict}")
                     out(f"    error: {res['error']}")
                     continue
-                out(f"{name:<11} {s:<11} {seed:4d} {res['K']:3d} {k_true:3d} {res['nmi']:6.3f} "
+                out(f"{name:<11} {s:<11} {seed:4d} {res['K']:3d} {res['K_occupied']:4d} {k_true:3d} "
+                    f"{res['nmi']:6.3f} "
                     f"{hmm_col} {res['seconds']:7.1f} {'yes' if res['conv_warning'] else 'no':>3}"
                     f"  {verdict}")
                 if res["convergence"] is not None:
@@ -338,7 +342,7 @@ def main(argv=None):
                 if res["other_warnings"]:
                     notes.append(f"{name}/{s}/seed {seed}: other warnings: "
                                  f"{', '.join(res['other_warnings'])}")
-        out(f"{name:<11} {'hmmlearn':<11} {'':>4} {'':>3} {k_true:3d} {'':>6} {ref_txt:>6}"
+        out(f"{name:<11} {'hmmlearn':<11} {'':>4} {'':>3} {'':>4} {k_true:3d} {'':>6} {ref_txt:>6}"
             + (f" {ref['seconds']:7.1f}  (told K_true; best of {HMMLEARN_RESTARTS})"
                if ref and "seconds" in ref else ""))
         out()

@@ -105,43 +105,67 @@ def sequence1_problem(n_timesteps=500, options=None):
 K_RANDOM_INIT = 30
 
 
-def initial_state_labels(n_timesteps, run, seed=0, init="pf"):
+def initial_state_labels(n_timesteps, run, seed=0, init="pf", problem=None):
     """Initial labelling shared by all samplers for ``run``: a particle filter
-    with 100 particles (``"pf"``) or ``K_RANDOM_INIT`` uniform labels."""
-    prob, _, _ = sequence1_problem(n_timesteps)
+    with 100 particles (``"pf"``) or ``K_RANDOM_INIT`` uniform labels.
+
+    ``problem``: the data's :class:`~sk_ihmm._chain.Problem` (default: that
+    of Sequence 1 of length ``n_timesteps``)."""
+    prob = sequence1_problem(n_timesteps)[0] if problem is None else problem
     rng = np.random.default_rng(np.random.SeedSequence([seed, run, 0]))
     if init == "random":
         return rng.integers(1, K_RANDOM_INIT + 1, n_timesteps).astype(np.int64)
     return initial_labels(prob, 100, rng)
 
 
-def one_run(config, run, budget, n_timesteps=500, seed=0, init="pf"):
-    """Run one chain of ``config`` for ``budget`` CPU seconds; return its record."""
-    name, options = CONFIGS[config]
-    prob, truth, _ = sequence1_problem(n_timesteps, options)
+def timed_chain(config, prob, x0, budget, seed=0, run=0, every=None, record=None):
+    """Sweep one chain of ``config`` from ``x0`` for ``budget`` CPU seconds.
+
+    The numba kernels are compiled (or loaded) first, outside the budget, on
+    a throwaway state. Only the sweeps count against the budget: with
+    ``every`` and ``record`` given, ``record(state)`` is called once for each
+    multiple of ``every`` CPU seconds of sweeping passed (several times after
+    a sweep that spans several marks; Makino et al. sample the model state on
+    this CPU-time basis, excluding the time used in evaluation), and its own
+    time is not counted. Returns ``(sampler, state, rng, infos, seconds)``:
+    the per-sweep info dicts and the CPU seconds of sweeping.
+    """
+    name, _ = CONFIGS[config]
     smp = get_sampler(name)
-    x0 = initial_state_labels(n_timesteps, run, seed, init)
-    # compile / load the numba kernels outside the budget, on a throwaway state
     warm = smp.init(prob, x0, np.random.default_rng(0))
     smp.step(warm, prob, np.random.default_rng(0))
     rng = np.random.default_rng(np.random.SeedSequence([seed, run, 1]))
     state = smp.init(prob, x0, rng)
-    infos = []
-    t0 = time.process_time()
-    while time.process_time() - t0 < budget:
+    infos, seconds = [], 0.0
+    mark = every
+    while seconds < budget:
+        t = time.process_time()
         infos.append(smp.step(state, prob, rng))
-    seconds = time.process_time() - t0
+        seconds += time.process_time() - t
+        while record is not None and mark <= seconds:
+            record(state)
+            mark += every
+    return smp, state, rng, infos, seconds
+
+
+def mean_info(infos, key):
+    """Mean of the finite values of ``key`` over per-sweep info dicts (nan if none)."""
+    vals = [i[key] for i in infos if key in i and np.isfinite(i[key])]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def one_run(config, run, budget, n_timesteps=500, seed=0, init="pf"):
+    """Run one chain of ``config`` for ``budget`` CPU seconds; return its record."""
+    _, options = CONFIGS[config]
+    prob, truth, _ = sequence1_problem(n_timesteps, options)
+    x0 = initial_state_labels(n_timesteps, run, seed, init)
+    smp, state, rng, infos, seconds = timed_chain(config, prob, x0, budget, seed, run)
     cost = settled_cost(smp, state, prob, rng)
-
-    def mean_of(key):
-        vals = [i[key] for i in infos if key in i and np.isfinite(i[key])]
-        return float(np.mean(vals)) if vals else float("nan")
-
     return {
         "sampler": config, "init": init, "run": run, "mi": mutual_information(truth, state.x),
         "n_states": int(np.unique(state.x).shape[0]), "sweeps": len(infos),
-        "seconds": seconds, "split_accept": mean_of("split_accept"),
-        "merge_accept": mean_of("merge_accept"), **cost,
+        "seconds": seconds, "split_accept": mean_info(infos, "split_accept"),
+        "merge_accept": mean_info(infos, "merge_accept"), **cost,
     }
 
 
@@ -187,24 +211,35 @@ def summarize(records, configs, mi_5):
     return "\n".join(lines)
 
 
-def hmmlearn_row(n_timesteps, mi_5):
-    """hmmlearn CategoricalHMM, K by held-out likelihood: one table row."""
+def hmmlearn_reference(X, truth, n_symbols, grid):
+    """hmmlearn CategoricalHMM (best of 3 EM restarts) for each K of ``grid`` on
+    the even tenths of ``X``, K picked by the log-likelihood of the odd tenths,
+    refitted on all of ``X``; returns ``(MI of its Viterbi path with truth, K,
+    CPU s)``, or None without hmmlearn."""
     sys.path.insert(0, HERE)
     from bench_real import _hmmlearn, block_split, hmm_fit, hmm_select
     hmm = _hmmlearn()
     if hmm is None:
-        return f"{'hmmlearn CategoricalHMM':22} skipped (hmmlearn not installed)"
-    X, truth = make_sequence1(n_timesteps)
+        return None
     X = X.astype(np.int64)
     t0 = time.process_time()
-    (fit_idx, fit_len), (val_idx, val_len) = block_split(n_timesteps)
-    K, _ = hmm_select(hmm, "categorical", range(3, 13), X[fit_idx], X[val_idx], fit_len,
-                      val_len, n_features=5)
-    model = hmm_fit(hmm, "categorical", K, X, n_features=5)
-    mi = mutual_information(truth, model.predict(X))
+    (fit_idx, fit_len), (val_idx, val_len) = block_split(X.shape[0])
+    K, _ = hmm_select(hmm, "categorical", grid, X[fit_idx], X[val_idx], fit_len,
+                      val_len, n_features=n_symbols)
+    model = hmm_fit(hmm, "categorical", K, X, n_features=n_symbols)
+    return mutual_information(truth, model.predict(X)), K, time.process_time() - t0
+
+
+def hmmlearn_row(n_timesteps, mi_5):
+    """hmmlearn CategoricalHMM, K by held-out likelihood: one table row."""
+    X, truth = make_sequence1(n_timesteps)
+    ref = hmmlearn_reference(X, truth, 5, range(3, 13))
+    if ref is None:
+        return f"{'hmmlearn CategoricalHMM':22} skipped (hmmlearn not installed)"
+    mi, K, cpu = ref
     return (f"{'hmmlearn CategoricalHMM':22} {'EM':>4} {mi:8.4f} {'':6} {'':6} {'':6} "
             f"{float(mi > mi_5 + 1e-6):8.2f} {K:5d}   (K by held-out LL; "
-            f"{time.process_time() - t0:.1f} s CPU)")
+            f"{cpu:.1f} s CPU)")
 
 
 def save_csv(records, path):

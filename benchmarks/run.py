@@ -13,32 +13,37 @@ of one do not leak into another) in this order:
 5. ``bench_sequence1.py`` if that file exists (with ``--quick``: its own
    ``--quick`` if it has one, else ``--runs 2 --budget 1`` and a separate
    ``--out``);
-6. ``bench_pgas_paper.py --iters 1000 --budget 90 --jobs 2`` -- the PGAS
+6. ``bench_sequence2.py --jobs 2`` -- MI and autocorrelation time on the
+   RCD paper's Sequence 2 (our reconstruction of its Figure 3), every
+   sampler, 4 runs x 50 CPU s (``--quick``: its own, 2 runs x 2 s);
+7. ``bench_pgas_paper.py --iters 1000 --budget 90 --jobs 2`` -- the PGAS
    paper's synthetic experiments, pgas beside rcd_beam and rcd_gibbs
    (``--quick``: its own);
-7. ``bench_reach.py --seeds 5 --cap 10 --jobs 2`` -- CPU seconds to the true
+8. ``bench_reach.py --seeds 5 --cap 10 --jobs 2`` -- CPU seconds to the true
    number of states, every sampler (``--quick``: 2 seeds, 2 s cap);
-8. ``bench_mixing.py --seeds 3 --jobs 2`` -- how fast each sampler moves the
+9. ``bench_mixing.py --seeds 3 --jobs 2`` -- how fast each sampler moves the
    number of states at equilibrium (chains from the true labels; ``--quick``:
    1 seed, 300 sweeps);
-9. ``bench_defaults.py --jobs 2`` -- what a user who sets nothing gets: every
+10. ``bench_defaults.py --jobs 2`` -- what a user who sets nothing gets: every
    sampler at the estimator's defaults on five generated data sets in
    physical units (K found, NMI beside hmmlearn told the true K, wall time,
    ConvergenceWarning; ``--quick``: its own ``--quick``, ``rcd_gibbs`` only);
-10. ``bench_mocap6.py`` -- motion-capture segmentation: the sticky
+11. ``bench_mocap6.py`` -- motion-capture segmentation: the sticky
     HDP-AR-HMM against Gaussian emissions and hmmlearn (skipped when the data
     are absent; ``--quick``: its own).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
 (``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale``,
-``bench_pgas_paper``, ``bench_defaults`` and ``bench_mocap6`` also write their own tables under
-``benchmarks/results/`` (the tables of ``bench_reach`` and ``bench_mixing``
-are copied by hand to ``reach*.txt`` and ``mixing.txt``).
+``bench_sequence2``, ``bench_pgas_paper``, ``bench_defaults`` and
+``bench_mocap6`` also write their own tables under ``benchmarks/results/``
+(the tables of ``bench_reach`` and ``bench_mixing`` are copied by hand to
+``reach*.txt`` and ``mixing.txt``).
 
 Usage::
 
     python benchmarks/run.py [--quick]
-        [--only ffbs samplers real scale sequence1 pgas_paper reach mixing defaults mocap6]
+        [--only ffbs samplers real scale sequence1 sequence2 pgas_paper pgas_figure5 reach
+                mixing defaults mocap6]
 """
 
 import argparse
@@ -50,8 +55,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "pgas_paper", "reach", "mixing",
-         "defaults", "mocap6")
+NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "sequence2", "pgas_paper",
+         "pgas_figure5", "reach", "mixing", "defaults", "mocap6")
 
 
 def _sequence1_args(path, quick):
@@ -84,8 +89,12 @@ def commands(quick, samplers_budget):
     if os.path.exists(seq1):
         cmds.append(("sequence1", ["bench_sequence1.py", "--jobs", "2"]
                       + _sequence1_args(seq1, quick)))
+    cmds.append(("sequence2", ["bench_sequence2.py", "--jobs", "2"]
+                 + (["--quick"] if quick else [])))
     cmds.append(("pgas_paper", ["bench_pgas_paper.py", "--jobs", "2"]
                  + (["--quick"] if quick else ["--iters", "1000", "--budget", "90"])))
+    cmds.append(("pgas_figure5", ["bench_pgas_paper.py", "--figure5", "--jobs", "2"]
+                 + (["--quick"] if quick else ["--iters", "1000", "--budget", "60"])))
     cmds.append(("reach", ["bench_reach.py", "--jobs", "2"]
                  + (["--seeds", "2", "--cap", "2"] if quick else ["--seeds", "5", "--cap", "10"])))
     cmds.append(("mixing", ["bench_mixing.py", "--jobs", "2"]

@@ -29,6 +29,7 @@ from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_in
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
 from .emissions import FAMILIES, EmissionFamily, log_emission_matrix, make_emission, missing_aware
+from .samplers import OPTIONS as SAMPLER_OPTIONS
 from .samplers import SAMPLERS
 
 __all__ = ["InfiniteHMM"]
@@ -123,12 +124,21 @@ class InfiniteHMM(BaseEstimator):
         ``benchmarks/results/defaults.txt`` than ``rcd_gibbs``.
     emission : str or EmissionFamily, default="gaussian"
         A family's name (``"gaussian"``, ``"multivariate_gaussian"``,
-        ``"categorical"``, ``"hcrp_categorical"``, ``"poisson"``,
-        ``"autoregressive"``, or any registered with
+        ``"diagonal_gaussian"``, ``"categorical"``, ``"hcrp_categorical"``,
+        ``"poisson"``, ``"autoregressive"``, or any registered with
         :func:`sk_ihmm.emissions.register_family`) or an instance of
         :mod:`sk_ihmm.emissions` (whose parameters can be tuned as
         ``emission__<name>``). ``"gaussian"`` is the Gaussian family for any
-        number of columns.
+        number of columns, with the covariance of ``covariance_type``.
+    covariance_type : {"full", "diag"}, default="full"
+        Covariance of each state's Gaussian when ``emission="gaussian"``, as
+        in hmmlearn. ``"full"``: :class:`~sk_ihmm.emissions.Gaussian` for
+        one column, :class:`~sk_ihmm.emissions.MultivariateGaussian` for
+        several. ``"diag"``: :class:`~sk_ihmm.emissions.DiagonalGaussian`
+        (independent columns, a variance each) for any number of columns;
+        with one column it is the same model as ``"full"``. Any other
+        ``emission`` raises a ValueError with ``"diag"`` (a
+        ``DiagonalGaussian`` aside).
     allow_missing : bool, default=False
         Treat rows of ``X`` holding a NaN as missing observations, in
         ``fit``, ``predict``, ``predict_proba`` and ``score``: a missing step
@@ -145,6 +155,18 @@ class InfiniteHMM(BaseEstimator):
         Gamma (shape, rate) prior of ``kappa``; ``None`` keeps ``kappa`` fixed.
     resample_hyperparameters : bool, default=True
         Resample the concentrations after every sweep (auxiliary variables).
+    min_state_fraction : float in [0, 1), default=0.01
+        States of a sample that hold fewer than this fraction of the training
+        steps are *minor*: the point summary (``n_states_``, ``predict``,
+        ``predict_proba``, ``startprob_``, ``transmat_``, the emission
+        parameters and ``sample``) leaves the minor states of the
+        representative sample out, as it leaves out the mass of a new state,
+        and decodes their steps to the other states. The posterior of a
+        Dirichlet-process model keeps creating small states of a few
+        scattered steps (Miller & Harrison 2013), so counting every occupied
+        state overstates the number of states; ``n_states_posterior_`` and
+        the convergence diagnostics still count every occupied state, and
+        ``score`` uses the full posterior. ``0``: keep every state.
     n_samples : int, default=100
         Samples kept per chain.
     n_burnin : int, default=100
@@ -163,14 +185,16 @@ class InfiniteHMM(BaseEstimator):
         ``max_sweeps``. Set ``max_sweeps`` to at most the first round (or
         ``max_time=0``) for a single round.
     max_time : float or None, default=60.0
-        Budget mode's limit in wall-clock seconds: no new round starts when
-        its expected end (from the time of the rounds so far) is past
-        ``max_time`` seconds after the start of ``fit``, not counting the
-        time numba spends compiling kernels (tens of seconds in the first
-        fit after installing; ``convergence_["compile_seconds"]``). ``None``:
-        no limit in time. A fit that stops on time, not on convergence, depends on
-        the machine's speed; set ``max_time=None`` for results that depend
-        only on ``random_state``.
+        Budget mode's limit in wall-clock seconds: a round whose expected
+        end (from the time of the rounds so far) is past ``max_time``
+        seconds after the start of ``fit`` is cut to the sweeps that fit in
+        the time left, or not started when those are fewer than half the
+        sweeps before it. The time does not count the time numba spends
+        compiling kernels (tens of seconds in the first fit after
+        installing; ``convergence_["compile_seconds"]``). ``None``: no limit
+        in time. A fit that stops on time, not on convergence, depends on the
+        machine's speed; set ``max_time=None`` for results that depend only
+        on ``random_state``.
     warm_start : bool, default=False
         When True, a ``fit`` on the same data (same sampler, chains and
         model) continues every chain of the previous fit from its last state
@@ -193,13 +217,12 @@ class InfiniteHMM(BaseEstimator):
     n_init_particles : int, default=100
     block_size : int or None, default=None
         Block length of ``rcd_blocked`` / ``rcd_beam`` (``None``: 32 for
-        ``rcd_blocked`` and 64 for ``rcd_beam``, see
-        ``sk_ihmm.samplers._rcd_blocked.DEFAULT_BLOCK_SIZE`` and
-        ``DEFAULT_BEAM_BLOCK_SIZE``).
+        ``rcd_blocked`` and 64 for ``rcd_beam``).
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
-    base_sampler : str, default="rcd_beam"
-        Sampler interleaved with split-merge moves.
+    base_sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"}, default="rcd_beam"
+        Sampler interleaved with split-merge moves (``"none"``: only
+        split-merge moves).
     n_particles : int, default=10
         Particles of ``pgas``.
     proposal : {"posterior", "prior"}, default="posterior"
@@ -254,7 +277,12 @@ class InfiniteHMM(BaseEstimator):
         ``alpha``, ``gamma``, ``kappa``, ``accept_rate``, ``seconds`` (CPU)
         and any sampler-specific statistics.
     n_states_ : int
-        Number of states of the representative sample.
+        Number of major states of the representative sample: its states
+        that hold at least ``min_state_fraction`` of the training steps.
+    major_states_ : ndarray of int
+        The representative sample's labels (``0..K-1``, as in
+        ``state_samples_``) of its major states, in order; label ``j`` of
+        :meth:`predict` is its state ``major_states_[j]``.
     snapshots_ : list of list
         Compact posterior state (counts, emission statistics,
         concentrations) of every kept sample, one list per chain; used by
@@ -263,16 +291,18 @@ class InfiniteHMM(BaseEstimator):
         Concentrations of the representative sample.
     representative_ : (int, int)
         ``(chain, sample)`` of the representative sample: among the kept
-        samples of all chains whose number of states is the most frequent
-        one, the sample with the highest joint log-likelihood at the level of
-        table counts, ``log p(x, m, o, y | alpha, gamma, kappa)`` (seatings
-        with the sample's table counts summed out; ``pgas``'s ``log_joint``).
+        samples of all chains whose number of major states (see
+        ``min_state_fraction``) is the most frequent one, the sample with
+        the highest joint log-likelihood at the level of table counts,
+        ``log p(x, m, o, y | alpha, gamma, kappa)`` (seatings with the
+        sample's table counts summed out; ``pgas``'s ``log_joint``).
         Labels are only meaningful within one sample (label switching), so
         point summaries and :meth:`predict` use this one sample.
     startprob_, transmat_ : ndarray
         Predictive start and transition probabilities of the representative
         sample (Makino et al. Eq. 31), renormalised over its ``n_states_``
-        states (the mass of a new state is dropped).
+        major states (the mass of a new state and of minor states is
+        dropped).
     means_, covars_ / emissionprob_ / lambdas_ / coefs_, covars_ : ndarray
         Posterior-mean emission parameters of the representative sample
         (the family's ``fitted_attributes``).
@@ -284,7 +314,10 @@ class InfiniteHMM(BaseEstimator):
     covariance), so ``InfiniteHMM().fit(X)`` gives the same state sequences
     for data in any units; see :class:`sk_ihmm.emissions.Gaussian`. With
     ``emission="gaussian"`` data with several columns get the
-    full-covariance :class:`~sk_ihmm.emissions.MultivariateGaussian`.
+    full-covariance :class:`~sk_ihmm.emissions.MultivariateGaussian`, or with
+    ``covariance_type="diag"`` the diagonal
+    :class:`~sk_ihmm.emissions.DiagonalGaussian`, whose default prior makes
+    the posterior the same under any per-column scales and shifts.
 
     Examples
     --------
@@ -304,9 +337,11 @@ class InfiniteHMM(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"})],
+        # a live view: a sampler registered later is accepted too
+        "sampler": [StrOptions(SAMPLERS.keys())],
         # a live view: a family registered later is accepted too
         "emission": [StrOptions(FAMILIES.keys()), EmissionFamily],
+        "covariance_type": [StrOptions({"full", "diag"})],
         "allow_missing": ["boolean"],
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "gamma": [Interval(Real, 0, None, closed="neither")],
@@ -315,6 +350,7 @@ class InfiniteHMM(BaseEstimator):
         "gamma_prior": [tuple, list],
         "kappa_prior": [tuple, list, None],
         "resample_hyperparameters": ["boolean"],
+        "min_state_fraction": [Interval(Real, 0, 1, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_burnin": [Interval(Integral, 0, None, closed="left")],
         "thin": [Interval(Integral, 1, None, closed="left")],
@@ -326,11 +362,8 @@ class InfiniteHMM(BaseEstimator):
         "init": [StrOptions({"particle_filter", "random"})],
         "n_init_states": [Interval(Integral, 1, None, closed="left")],
         "n_init_particles": [Interval(Integral, 1, None, closed="left")],
-        "block_size": [Interval(Integral, 1, None, closed="left"), None],
-        "split_merge_trials": [Interval(Integral, 0, None, closed="left")],
-        "base_sampler": [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam"})],
-        "n_particles": [Interval(Integral, 2, None, closed="left")],
-        "proposal": [StrOptions({"posterior", "prior"})],
+        # the samplers' options: constraints from their registry
+        **{name: list(opt.constraints) for name, opt in SAMPLER_OPTIONS.items()},
         "n_score_particles": [Interval(Integral, 1, None, closed="left")],
         "n_score_samples": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
@@ -342,6 +375,7 @@ class InfiniteHMM(BaseEstimator):
         self,
         sampler="rcd_blocked",
         emission="gaussian",
+        covariance_type="full",
         allow_missing=False,
         alpha=1.0,
         gamma=1.0,
@@ -350,6 +384,7 @@ class InfiniteHMM(BaseEstimator):
         gamma_prior=(1.0, 1.0),
         kappa_prior=None,
         resample_hyperparameters=True,
+        min_state_fraction=0.01,
         n_samples=100,
         n_burnin=100,
         thin=1,
@@ -374,6 +409,7 @@ class InfiniteHMM(BaseEstimator):
     ):
         self.sampler = sampler
         self.emission = emission
+        self.covariance_type = covariance_type
         self.allow_missing = allow_missing
         self.alpha = alpha
         self.gamma = gamma
@@ -382,6 +418,7 @@ class InfiniteHMM(BaseEstimator):
         self.gamma_prior = gamma_prior
         self.kappa_prior = kappa_prior
         self.resample_hyperparameters = resample_hyperparameters
+        self.min_state_fraction = min_state_fraction
         self.n_samples = n_samples
         self.n_burnin = n_burnin
         self.thin = thin
@@ -406,7 +443,7 @@ class InfiniteHMM(BaseEstimator):
 
     # ------------------------------------------------------------------ input
     def _check_data(self, X, lengths, sequence_ids, reset):
-        family = make_emission(self.emission) if reset else self._family
+        family = make_emission(self.emission, None, self.covariance_type) if reset else self._family
         X = validate_data(
             self, X, reset=reset, dtype=None if family.discrete else np.float64,
             ensure_all_finite="allow-nan", ensure_min_samples=1,
@@ -419,7 +456,7 @@ class InfiniteHMM(BaseEstimator):
             )
         if reset and isinstance(self.emission, str):
             # "gaussian" is the Gaussian family for the data's number of columns
-            family = make_emission(self.emission, X.shape[1])
+            family = make_emission(self.emission, X.shape[1], self.covariance_type)
         Y = family.check_X(X, None if reset else self._dim)
         missing = np.isnan(Y).any(axis=1)
         if missing.any():
@@ -449,13 +486,7 @@ class InfiniteHMM(BaseEstimator):
             _prior_pair(self.gamma_prior, "gamma_prior"),
             kappa_prior,
         )
-        options = {
-            "block_size": self.block_size,
-            "split_merge_trials": self.split_merge_trials,
-            "base_sampler": self.base_sampler,
-            "n_particles": self.n_particles,
-            "proposal": self.proposal,
-        }
+        options = {name: getattr(self, name) for name in SAMPLER_OPTIONS}
         return make_problem(
             family, Y, dim, lens, conc0=(self.alpha, self.gamma, self.kappa), priors=priors,
             resample=(resample, resample, resample and self.kappa_prior is not None),
@@ -503,12 +534,7 @@ class InfiniteHMM(BaseEstimator):
             return self._fit(X, lengths, sequence_ids, t_start, clock)
 
     def _fit(self, X, lengths, sequence_ids, t_start, clock):
-        if self.sampler not in SAMPLERS:
-            raise ValueError(
-                f"Sampler {self.sampler!r} is not available in this build; available: "
-                f"{sorted(SAMPLERS)}."
-            )
-        make_emission(self.emission).validate_params()
+        make_emission(self.emission, None, self.covariance_type).validate_params()
         family, Y, _, lens, _, _ = self._check_data(X, lengths, sequence_ids, reset=True)
         self._family = family
         family.warn_data(Y)
@@ -553,47 +579,51 @@ class InfiniteHMM(BaseEstimator):
             runner.interrupted |= take_interrupt()
         if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
             raise KeyboardInterrupt         # nothing kept yet: the model stays as it was
-        report["n_rounds"] = n_rounds
-        report["seconds"] = time.perf_counter() - t_start
-        report["compile_seconds"] = clock.seconds + runner.worker_compile_seconds
-        self._problem_ = problem
-        self._seed_root = root
-        # the child after the chains' (what root.spawn(1) gave after spawning them)
-        self._score_seed = np.random.SeedSequence(root.entropy,
-                                                  spawn_key=root.spawn_key + (len(chains),))
-        self._fingerprint = fingerprint
-        self._chains = None if runner.interrupted else chains
-        self.n_sweeps_ = int(max(chain.n_sweeps for chain in chains))
-        self.n_burnin_, self.thin_ = int(n_burnin), int(thin)
-        self.state_samples_ = [chain.samples for chain in chains]
-        self.snapshots_ = [chain.snapshots for chain in chains]
-        self.trace_ = _stack_trace(chains)
-        self.convergence_ = report
-        if runner.interrupted:
-            kept = [c for c, snaps in enumerate(self.snapshots_) if len(snaps)]
-            self.state_samples_ = [self.state_samples_[c] for c in kept]
-            self.snapshots_ = [self.snapshots_[c] for c in kept]
-            done = ", ".join(str(chain.n_sweeps) for chain in chains)
-            warnings.warn(
-                f"fit was interrupted: the chains completed {done} sweeps; the model keeps the "
-                f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
-                f"{len(kept)} chains), unconverged.", UserWarning, stacklevel=3,
-            )
-        elif not report["converged"]:
-            warnings.warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning,
-                          stacklevel=3)
-        # the number of states of the posterior pooled over chains; the
-        # representative is the best kept sample (joint at the level of table
-        # counts) among those with the most frequent number of states, so
-        # neither depends on which chain happened to win
-        flat = [(c, i, snap) for c, snaps in enumerate(self.snapshots_) for i, snap in enumerate(snaps)]
-        lj = count_log_joints([snap for _, _, snap in flat], problem)
-        ks = np.array([snap.n.shape[0] - 1 for _, _, snap in flat])
-        self.n_states_posterior_ = np.bincount(ks) / ks.size
-        lj = np.where(ks == int(np.argmax(self.n_states_posterior_)), lj, -np.inf)
-        c, i, _ = flat[int(np.argmax(lj))]
-        self.representative_ = (int(c), int(i))
-        self._set_point_summary(self.snapshots_[c][i])
+        # a Ctrl-C while the results are summarised waits for the summary, so
+        # the model is whole when the KeyboardInterrupt comes
+        with deferred_interrupts():
+            report["n_rounds"] = n_rounds
+            report["seconds"] = time.perf_counter() - t_start
+            report["compile_seconds"] = clock.seconds + runner.worker_compile_seconds
+            self._problem_ = problem
+            self._seed_root = root
+            # the child after the chains' (what root.spawn(1) gave after spawning them)
+            self._score_seed = np.random.SeedSequence(root.entropy,
+                                                      spawn_key=root.spawn_key + (len(chains),))
+            self._fingerprint = fingerprint
+            self._chains = None if runner.interrupted else chains
+            self.n_sweeps_ = int(max(chain.n_sweeps for chain in chains))
+            self.n_burnin_, self.thin_ = int(n_burnin), int(thin)
+            self.state_samples_ = [chain.samples for chain in chains]
+            self.snapshots_ = [chain.snapshots for chain in chains]
+            self.trace_ = _stack_trace(chains)
+            self.convergence_ = report
+            if runner.interrupted:
+                kept = [c for c, snaps in enumerate(self.snapshots_) if len(snaps)]
+                self.state_samples_ = [self.state_samples_[c] for c in kept]
+                self.snapshots_ = [self.snapshots_[c] for c in kept]
+                done = ", ".join(str(chain.n_sweeps) for chain in chains)
+                warnings.warn(
+                    f"fit was interrupted: the chains completed {done} sweeps; the model keeps the "
+                    f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
+                    f"{len(kept)} chains), unconverged.", UserWarning, stacklevel=3,
+                )
+            elif not report["converged"]:
+                warnings.warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning,
+                              stacklevel=3)
+            # the number of states of the posterior pooled over chains; the
+            # representative is the best kept sample (joint at the level of table
+            # counts) among those with the most frequent number of major states,
+            # so neither depends on which chain happened to win
+            flat = [(c, i, snap) for c, snaps in enumerate(self.snapshots_) for i, snap in enumerate(snaps)]
+            lj = count_log_joints([snap for _, _, snap in flat], problem)
+            ks = np.array([snap.n.shape[0] - 1 for _, _, snap in flat])
+            self.n_states_posterior_ = np.bincount(ks) / ks.size
+            majors = np.array([int(np.sum(self._major_states(snap))) for _, _, snap in flat])
+            lj = np.where(majors == int(np.argmax(np.bincount(majors))), lj, -np.inf)
+            c, i, _ = flat[int(np.argmax(lj))]
+            self.representative_ = (int(c), int(i))
+            self._set_point_summary(self.snapshots_[c][i])
         if runner.interrupted:
             raise KeyboardInterrupt
         return self
@@ -610,14 +640,12 @@ class InfiniteHMM(BaseEstimator):
                 runner.interrupted = True
                 break
             n_done = chains[0].n_sweeps
-            round_thin = -(-n_done // self.n_samples)
-            n_next = round_thin * self.n_samples
-            if n_done + n_next > self.max_sweeps:
+            left = None if self.max_time is None else self.max_time - budget_seconds()
+            plan = _next_round(n_done, self.n_samples, self.max_sweeps, left,
+                               _round_seconds(chains, 1, self.n_jobs))
+            if plan is None:
                 break
-            if self.max_time is not None:
-                elapsed = budget_seconds()
-                if elapsed + _round_seconds(chains, n_next, self.n_jobs) > self.max_time:
-                    break
+            n_next, round_thin = plan
             chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
                              for c, chain in enumerate(chains)], chains)
             if not runner.interrupted:
@@ -631,6 +659,12 @@ class InfiniteHMM(BaseEstimator):
             return _RandomInit(K0, T)
         return _ParticleInit(problem, int(self.n_init_particles))
 
+    def _major_states(self, snap):
+        """Mask of the states of ``snap`` that hold at least
+        ``min_state_fraction`` of the training steps (and at least one)."""
+        occupancy = snap.n[:, 1:].sum(axis=0)
+        return occupancy >= max(1.0, self.min_state_fraction * occupancy.sum())
+
     def _set_point_summary(self, snap):
         alpha, gamma, kappa = snap.conc
         n, m = snap.n.astype(float), snap.m
@@ -639,14 +673,17 @@ class InfiniteHMM(BaseEstimator):
         p0 = mk / (mk.sum() + gamma)
         pi = n + alpha * p0[None, :]
         pi[1:, 1:] += kappa * np.eye(K)
-        pi = pi[:, 1:]
+        major = self._major_states(snap)
+        self.major_states_ = np.flatnonzero(major)
+        keep = np.concatenate([[0], 1 + self.major_states_])
+        pi = pi[np.ix_(keep, keep[1:])]
         pi /= pi.sum(axis=1, keepdims=True)
-        self.n_states_ = K
+        self.n_states_ = int(major.sum())
         self.startprob_ = pi[0]
         self.transmat_ = pi[1:]
         self.alpha_, self.gamma_, self.kappa_ = float(alpha), float(gamma), float(kappa)
         hyp = snapshot_hyp(snap, self._problem_)
-        for key, val in self._family.summary(snap.stats[1:], hyp).items():
+        for key, val in self._family.summary(snap.stats[1:][major], hyp).items():
             setattr(self, key, val)
 
     # ---------------------------------------------------------------- predict
@@ -654,7 +691,7 @@ class InfiniteHMM(BaseEstimator):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
         # a writable copy: log_pred caches predictive constants in the rows
-        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:]),
+        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:][self.major_states_]),
                                    snapshot_hyp(snap, prob), Y)
 
     def _tag_for(self, Y):
@@ -908,14 +945,17 @@ class InfiniteHMM(BaseEstimator):
         """Set parameters; ``emission__<name>`` also works with a string ``emission``.
 
         A string emission is first replaced by its family with default
-        hyperparameters (``"gaussian"``: :class:`~sk_ihmm.emissions.Gaussian`),
-        so that ``GridSearchCV`` can tune ``emission__b0`` without building the
-        family by hand.
+        hyperparameters (``"gaussian"``: :class:`~sk_ihmm.emissions.Gaussian`,
+        or :class:`~sk_ihmm.emissions.DiagonalGaussian` with
+        ``covariance_type="diag"``), so that ``GridSearchCV`` can tune
+        ``emission__b0`` without building the family by hand.
         """
         nested = [key for key in params if key.startswith("emission__")]
         emission = params.get("emission", self.emission)
         if nested and isinstance(emission, str):
-            family = make_emission(emission)
+            covariance_type = params.get("covariance_type", self.covariance_type)
+            diag = emission == "gaussian" and covariance_type == "diag"
+            family = make_emission(emission, None, "diag" if diag else "full")
             if "emission" in params:
                 params = {**params, "emission": family}
             else:
@@ -1149,6 +1189,29 @@ class _ChainRunner:
         if not chains:
             raise KeyboardInterrupt
         return chains
+
+
+def _next_round(n_done, n_samples, max_sweeps, left, per_sweep):
+    """``(n_sweeps, thin)`` of the next budget-mode round, or ``None`` to stop.
+
+    A round is as long as the ``n_done`` sweeps before it, rounded up to a
+    multiple of ``n_samples`` (``thin`` sweeps per kept sample). It is not
+    started past ``max_sweeps``. When it would take longer than the
+    ``left`` seconds of ``max_time`` (``None``: no limit) at ``per_sweep``
+    seconds a sweep, it is cut to the sweeps that fit, if that still gives
+    at least half of ``n_done``: the window the diagnostics look at then
+    never shrinks, and the time budget is used rather than left idle.
+    """
+    thin = -(-n_done // n_samples)
+    n_next = thin * n_samples
+    if n_done + n_next > max_sweeps:
+        return None
+    if left is not None and n_next * per_sweep > left:
+        thin = int(left / max(per_sweep, 1e-12)) // n_samples
+        n_next = thin * n_samples
+        if thin < 1 or 2 * n_next < n_done:
+            return None
+    return n_next, thin
 
 
 def _round_seconds(chains, n_sweeps, n_jobs):

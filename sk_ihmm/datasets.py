@@ -7,10 +7,12 @@ Two kinds of data are provided:
   iHMM paper [1]_), :func:`make_multivariate_gaussian_hmm` (correlated features,
   optionally in very different units), :func:`make_categorical_hmm` (integer
   symbols), :func:`make_poisson_hmm` (counts), :func:`make_ar_hmm`
-  (switching linear dynamics) and :func:`make_sequence1` (the deterministic cyclic symbol
-  sequence of Makino et al. [2]_). The random generators accept ``lengths`` to
-  draw several independent sequences of the same model, concatenated (pass
-  the same ``lengths`` to ``fit``).
+  (switching linear dynamics), :func:`make_sequence1` (the deterministic
+  cyclic symbol sequence of Makino et al. [2]_) and :func:`make_sequence2`
+  (our reconstruction of their 16-state automaton). The random generators
+  other than :func:`make_sequence2` accept ``lengths`` to draw several
+  independent sequences of the same model, concatenated (pass the same
+  ``lengths`` to ``fit``).
 * **Real data sets** of the iHMM papers [1]_ [3]_, which are *not* shipped with the package. They live in a
   shared folder outside the repository and are located by
   :func:`shared_data_path`; every loader raises :class:`DataNotAvailable`
@@ -58,6 +60,7 @@ __all__ = [
     "make_poisson_hmm",
     "make_ar_hmm",
     "make_sequence1",
+    "make_sequence2",
     "shared_data_path",
     "load_alice_chars",
     "load_alice_words",
@@ -82,6 +85,12 @@ ION_CHANNEL_NAMES = (
 
 _ALICE_FILE = "alice_in_wonderland.txt"
 _SEQUENCE1_PATTERN = np.array([0, 1, 2, 3, 1, 2, 3, 4])  # A B C D B C D E
+# Sequence 2 (make_sequence2): probability of each of the three symbols a
+# state emits, of the bold arrow (go on in the state's direction) and of each
+# of the two dashed arrows (turn round in place; turn round and move on).
+_SEQUENCE2_EMIT = 1.0 / 3.0
+_SEQUENCE2_BOLD = 0.84
+_SEQUENCE2_DASHED = 0.08
 _PGAS_MEANS = {
     4: (-2.0, -0.5, 1.0, 4.0),
     10: tuple(float(m) for m in range(-9, 10, 2)),
@@ -418,6 +427,7 @@ def make_categorical_hmm(n_timesteps=3000, n_states=6, n_symbols=12,
     See Also
     --------
     make_sequence1 : A deterministic symbol sequence.
+    make_sequence2 : A walk round a ring of letters, in noisy symbols.
 
     Examples
     --------
@@ -689,6 +699,118 @@ def make_sequence1(n_timesteps=500):
     states = np.arange(n_timesteps, dtype=np.int64) % len(_SEQUENCE1_PATTERN)
     X = _SEQUENCE1_PATTERN[states].astype(np.int64)
     return X.reshape(-1, 1), states
+
+
+def make_sequence2(n_timesteps=2500, random_state=None, return_params=False):
+    """Sample "Sequence 2" of Makino et al.: a walk round a ring of 8 letters.
+
+    Our reconstruction of the automaton of the paper's Figure 3, whose
+    extracted text is garbled; the reading and the reasons for it are in
+    the section "Sequence 2: our reading of Figure 3" of :doc:`/papers`. Eight positions on a ring carry the letters ``A`` to
+    ``H`` (coded ``0 .. 7``). Each position has two hidden states: state
+    ``p`` walks forwards (``A -> B -> ...``) and state ``p + 8`` backwards
+    (the paper numbers them ``p + 1`` and ``p + 9``: the stacked pairs
+    ``1/9 ... 8/16`` of the figure, each pair in one oval).
+
+    * **Emission.** Both states of position ``p`` emit the letters
+      ``p - 1``, ``p`` and ``p + 1`` (modulo 8) with probability 1/3 each,
+      so a letter alone leaves three positions and both directions open.
+    * **Transition.** With probability 0.84 the walk goes on one position in
+      its direction and keeps it; with probability 0.08 it turns round in
+      place (to the other state of the same position); with probability
+      0.08 it turns round and moves on (to the other direction's state of
+      the next position in the old direction). The matrix is doubly
+      stochastic, so the uniform start is the stationary distribution.
+
+    The direction is a hidden bit that persists for about six steps
+    (``1 / 0.16``) and shows only through the drift of several letters,
+    which makes the states strongly dependent on their neighbours in time.
+
+    Parameters
+    ----------
+    n_timesteps : int, default=2500
+        Length of the sequence (the paper's T = 2,500).
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator, as accepted by
+        :func:`sklearn.utils.check_random_state`.
+    return_params : bool, default=False
+        Also return the generating parameters.
+
+    Returns
+    -------
+    X : ndarray of shape (n_timesteps, 1), dtype int64
+        Letter codes in ``0 .. 7`` (``A=0``, ..., ``H=7``).
+    states : ndarray of shape (n_timesteps,), dtype int64
+        True hidden states in ``0 .. 15``: ``0 .. 7`` walk forwards,
+        ``8 .. 15`` backwards; state ``s`` is at position ``s % 8``.
+    params : dict
+        Only with ``return_params=True``: ``"startprob"`` of shape ``(16,)``,
+        ``"transmat"`` of shape ``(16, 16)`` and ``"emissionprob"`` of shape
+        ``(16, 8)``.
+
+    See Also
+    --------
+    make_sequence1 : The paper's first, deterministic, sequence.
+
+    References
+    ----------
+    .. [1] T. Makino, S. Takei, I. Sato and D. Mochihashi, "Restricted
+       collapsed draw: accurate sampling for hierarchical Chinese restaurant
+       process hidden Markov models", arXiv:1106.0474, 2011 (Section 5.2
+       and Figure 3).
+
+    Examples
+    --------
+    >>> X, states = make_sequence2(random_state=0)
+    >>> X.shape, X.dtype, states.shape, int(states.max()) <= 15
+    ((2500, 1), dtype('int64'), (2500,), True)
+    >>> X, states, params = make_sequence2(100, random_state=0,
+    ...                                    return_params=True)
+    >>> params["transmat"].shape, params["emissionprob"].shape
+    ((16, 16), (16, 8))
+    """
+    n_timesteps = _check_positive_int(n_timesteps, "n_timesteps")
+    return_params = _check_bool(return_params, "return_params")
+    rng = check_random_state(random_state)
+    n_pos = 8
+    # uniform start; then per step one of three moves: go on (0), turn round
+    # in place (1), turn round and move on (2)
+    first = rng.randint(2 * n_pos)
+    u = rng.random_sample(n_timesteps - 1)
+    move = np.where(u < _SEQUENCE2_BOLD, 0,
+                    np.where(u < _SEQUENCE2_BOLD + _SEQUENCE2_DASHED, 1, 2))
+    backward = np.empty(n_timesteps, dtype=np.int64)
+    backward[0] = first // n_pos
+    backward[1:] = (backward[0] + np.cumsum(move != 0)) % 2
+    step = np.where(backward[:-1] == 1, -1, 1) * (move != 1)
+    position = np.empty(n_timesteps, dtype=np.int64)
+    position[0] = first % n_pos
+    position[1:] = (position[0] + np.cumsum(step)) % n_pos
+    states = position + n_pos * backward
+    offset = rng.randint(-1, 2, size=n_timesteps)
+    X = ((position + offset) % n_pos).astype(np.int64).reshape(-1, 1)
+    if not return_params:
+        return X, states
+    return X, states, _sequence2_params()
+
+
+def _sequence2_params():
+    """Start, transition and emission probabilities of :func:`make_sequence2`."""
+    n_pos = 8
+    transmat = np.zeros((2 * n_pos, 2 * n_pos))
+    emissionprob = np.zeros((2 * n_pos, n_pos))
+    for back in (0, 1):
+        d = -1 if back else 1
+        for p in range(n_pos):
+            s = p + n_pos * back
+            other = n_pos * (1 - back)
+            transmat[s, (p + d) % n_pos + n_pos * back] += _SEQUENCE2_BOLD
+            transmat[s, p + other] += _SEQUENCE2_DASHED
+            transmat[s, (p + d) % n_pos + other] += _SEQUENCE2_DASHED
+            for o in (-1, 0, 1):
+                emissionprob[s, (p + o) % n_pos] += _SEQUENCE2_EMIT
+    return {"startprob": np.full(2 * n_pos, 1.0 / (2 * n_pos)),
+            "transmat": transmat, "emissionprob": emissionprob}
 
 
 # --------------------------------------------------------------------------

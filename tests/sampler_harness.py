@@ -15,7 +15,8 @@ import numpy as np
 from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshold
 from sk_ihmm import _chain
 from sk_ihmm._chain import run_chain
-from sk_ihmm.emissions import AutoRegressive, Categorical, Gaussian, HCRPCategorical, Poisson
+from sk_ihmm.emissions import (AutoRegressive, Categorical, DiagonalGaussian, Gaussian,
+                               HCRPCategorical, Poisson)
 
 
 def tiny_data(kind, lengths, seed=0):
@@ -58,6 +59,12 @@ def tiny_data(kind, lengths, seed=0):
         base = np.array([0, 0, 1, 1, 2, 0, 1])
         return Categorical(concentration=0.5), base[:T, None].astype(float), 3
     base = np.array([-1.0, -0.8, 1.1, 0.9, -1.2, 1.3, 0.1])
+    if kind == "gaussian_diag":
+        # a second column that splits the steps differently from the first,
+        # with its own prior mean and scale
+        second = np.array([0.6, -0.5, 0.5, 0.7, -0.4, 0.4, -0.6])
+        family = DiagonalGaussian(mu0=[0.0, 0.2], lambda0=0.5, a0=2.0, b0=[0.5, 0.1])
+        return family, np.column_stack([base, second])[:T], 2
     if kind == "gaussian_sharp":
         # a0 so large that every Student-t predictive has (nu + 1) / 2 above
         # emissions.PROPOSAL_QUADRATIC_HALF_NU1 even for an empty state: the

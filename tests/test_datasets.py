@@ -30,6 +30,7 @@ from sk_ihmm.datasets import (
     make_gaussian_hmm,
     make_multivariate_gaussian_hmm,
     make_sequence1,
+    make_sequence2,
     shared_data_path,
 )
 
@@ -474,6 +475,94 @@ def test_sequence1_needs_eight_states():
     np.testing.assert_array_equal(states[1:], (states[:-1] + 1) % 8)
     # ... but not a first-order Markov chain on the symbols: D -> B or E.
     assert set(x[1:][x[:-1] == 3]) == {1, 4}
+
+
+# --------------------------------------------------------------------------
+# make_sequence2
+# --------------------------------------------------------------------------
+def _sequence2_automaton():
+    """The reconstructed automaton of Makino et al.'s Figure 3 (doc/papers.rst),
+    written out independently of the generator: state p < 8 walks forwards
+    at position p, state p + 8 backwards at position p."""
+    A = np.zeros((16, 16))
+    B = np.zeros((16, 8))
+    for s in range(16):
+        p, back = s % 8, s // 8
+        d = -1 if back else 1
+        other = 8 * (1 - back)
+        A[s, (p + d) % 8 + 8 * back] = 0.84  # bold: go on
+        A[s, p + other] = 0.08  # dashed: turn round in place
+        A[s, (p + d) % 8 + other] = 0.08  # dashed: turn round, move on
+        B[s, [(p - 1) % 8, p, (p + 1) % 8]] = 1 / 3
+    return A, B
+
+
+def test_sequence2_shapes_and_dtypes():
+    X, states = make_sequence2(random_state=0)
+    assert X.shape == (2500, 1) and X.dtype == np.int64
+    assert states.shape == (2500,) and states.dtype == np.int64
+    assert X.min() >= 0 and X.max() <= 7
+    assert states.min() >= 0 and states.max() <= 15
+    assert set(np.unique(states)) == set(range(16))
+    X, states = make_sequence2(1, random_state=0)
+    assert X.shape == (1, 1) and states.shape == (1,)
+
+
+def test_sequence2_params_are_the_automaton():
+    _, _, params = make_sequence2(10, random_state=0, return_params=True)
+    A, B = _sequence2_automaton()
+    np.testing.assert_allclose(params["transmat"], A)
+    np.testing.assert_allclose(params["emissionprob"], B)
+    np.testing.assert_allclose(params["startprob"], np.full(16, 1 / 16))
+    # doubly stochastic: the uniform start is stationary
+    np.testing.assert_allclose(A.sum(axis=0), 1.0)
+
+
+def test_sequence2_empirical_frequencies_match_automaton():
+    X, states = make_sequence2(200_000, random_state=1)
+    A, B = _sequence2_automaton()
+    x = X[:, 0]
+    trans = np.zeros((16, 16))
+    np.add.at(trans, (states[:-1], states[1:]), 1)
+    emit = np.zeros((16, 8))
+    np.add.at(emit, (states, x), 1)
+    for counts, expected in ((trans, A), (emit, B)):
+        n = counts.sum(axis=1, keepdims=True)
+        freq = counts / n
+        # impossible moves and letters never occur ...
+        assert np.all(counts[expected == 0] == 0)
+        # ... and the others within 5 binomial standard deviations
+        sd = np.sqrt(expected * (1 - expected) / n)
+        assert np.all(np.abs(freq - expected) <= 5 * sd + 1e-12)
+    # every state about equally often (stationary uniform)
+    occupancy = np.bincount(states, minlength=16) / states.size
+    np.testing.assert_allclose(occupancy, 1 / 16, atol=0.005)
+    # the uniform start: first states over many seeds
+    first = [make_sequence2(1, random_state=seed)[1][0] for seed in range(1600)]
+    assert chisquare(np.bincount(first, minlength=16)).pvalue > 1e-4
+
+
+def test_sequence2_reproducible():
+    X1, s1 = make_sequence2(500, random_state=3)
+    X2, s2 = make_sequence2(500, random_state=np.random.RandomState(3))
+    X3, s3 = make_sequence2(500, random_state=4)
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(s1, s2)
+    assert not np.array_equal(X1, X3) and not np.array_equal(s1, s3)
+
+
+@pytest.mark.parametrize("kwargs, exc, name", [
+    ({"n_timesteps": 0}, ValueError, "n_timesteps must be positive"),
+    ({"n_timesteps": -5}, ValueError, "n_timesteps must be positive"),
+    ({"n_timesteps": 2.5}, TypeError, "n_timesteps must be an integer"),
+    ({"n_timesteps": "100"}, TypeError, "n_timesteps must be an integer"),
+    ({"n_timesteps": True}, TypeError, "n_timesteps must be an integer"),
+    ({"random_state": "seed"}, ValueError, "seed"),
+    ({"return_params": "yes"}, ValueError, "return_params"),
+])
+def test_sequence2_bad_arguments(kwargs, exc, name):
+    with pytest.raises(exc, match=name):
+        make_sequence2(**kwargs)
 
 
 # --------------------------------------------------------------------------

@@ -4,9 +4,10 @@ With the default (data-scaled) Gaussian priors the posterior over state
 sequences must not depend on the units of the data: ``fit(a * X + b)`` gives
 the same state samples as ``fit(X)`` (1-D, any ``a != 0``), and with several
 columns the same holds for ``X @ A.T + b`` with any invertible ``A`` (full
-covariance). Checked on the exact posterior (enumerated partitions, with the
-Normal-Inverse-Gamma and Normal-Inverse-Wishart marginal likelihoods written
-out here) and on the chains of every sampler.
+covariance) and for ``X * a + b`` with per-column ``a_d != 0`` and ``b_d``
+(diagonal covariance). Checked on the exact posterior (enumerated partitions,
+with the Normal-Inverse-Gamma and Normal-Inverse-Wishart marginal likelihoods
+written out here) and on the chains of every sampler.
 """
 
 import math
@@ -23,8 +24,8 @@ from sampler_harness import _iat
 from sk_ihmm import InfiniteHMM
 from sk_ihmm._chain import make_problem, run_chain
 from sk_ihmm.datasets import make_gaussian_hmm
-from sk_ihmm.emissions import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, Gaussian,
-                               MultivariateGaussian)
+from sk_ihmm.emissions import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, DiagonalGaussian,
+                               Gaussian, MultivariateGaussian)
 
 SAMPLERS = ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"]
 
@@ -86,6 +87,27 @@ def test_multivariate_prior_is_scaled_to_the_data():
         MultivariateGaussian(mu0=[0, 0]).resolve_prior(X)
 
 
+def test_diagonal_prior_is_scaled_to_the_data_per_column():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) * [2.0, 30.0, 0.01] + [5, 1500, -3]
+    X[:, 2] = X[:, 0] + 1e-3 * X[:, 2]      # collinear columns need no ridge
+    prior = DiagonalGaussian().resolve_prior(X)
+    np.testing.assert_allclose(prior["mu0"], X.mean(axis=0))
+    np.testing.assert_allclose(prior["b0"],
+                               (prior["a0"] - 1) * PRIOR_COVARIANCE_FRACTION * X.var(axis=0))
+    assert prior["lambda0"] == PRIOR_MEAN_PRECISION
+    # a constant column counts as variance 1, as with Gaussian
+    constant = DiagonalGaussian().resolve_prior(np.column_stack([X[:, 0], np.full(50, 7.0)]))
+    assert constant["b0"][1] == pytest.approx((prior["a0"] - 1) * PRIOR_COVARIANCE_FRACTION)
+    explicit = DiagonalGaussian(mu0=0.0, b0=[1.0, 2.0, 3.0]).resolve_prior(X)
+    np.testing.assert_array_equal(explicit["mu0"], [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(explicit["b0"], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="one entry per column"):
+        DiagonalGaussian(b0=[1.0, 2.0]).resolve_prior(X)
+    with pytest.raises(ValueError, match="training data"):
+        DiagonalGaussian().resolve_prior(dim=3)
+
+
 def test_fitted_prior_is_stored_and_default_gaussian_takes_columns():
     X, _ = make_gaussian_hmm(120, 3, random_state=0)
     model = InfiniteHMM(max_time=0, n_samples=3, n_burnin=3, n_chains=1, random_state=0)
@@ -127,6 +149,20 @@ def _exact_niw(Y, lengths=(6,)):
                            alpha=1.0, gamma=1.0)
 
 
+def _exact_diag(Y, lengths=(6,)):
+    p = DiagonalGaussian().resolve_prior(Y)
+
+    def lml(idx):
+        return sum(nig_log_marginal(Y[idx, d], p["mu0"][d], p["lambda0"], p["a0"], p["b0"][d])
+                   for d in range(Y.shape[1]))
+    return exact_posterior(list(lengths), lml, alpha=1.0, gamma=1.0)
+
+
+#: per-column scales (of both signs, far apart) and shifts
+A_DIAG = np.array([-250.0, 0.003])
+B_DIAG = np.array([1450.0, -7.0])
+
+
 @pytest.mark.parametrize("a, b", [(1000.0, 1450.0), (-0.01, 3.0), (1e-3, -20.0)])
 def test_exact_posterior_is_equivariant_1d(a, b):
     base, moved = _exact_nig(Y1), _exact_nig(a * Y1 + b)
@@ -138,6 +174,17 @@ def test_exact_posterior_is_equivariant_full_covariance():
     assert max(abs(base[z] - moved[z]) for z in base) < 1e-9
     # and the prior is not trivially flat: the data decide
     assert max(base.values()) > 5 * min(base.values())
+
+
+def test_exact_posterior_is_equivariant_diagonal_covariance():
+    """Per-column scales and shifts leave the posterior unchanged; a map that
+    mixes the columns changes it (the diagonal model is not equivariant
+    under it, so the comparison has power)."""
+    base, moved = _exact_diag(Y2), _exact_diag(Y2 * A_DIAG + B_DIAG)
+    assert max(abs(base[z] - moved[z]) for z in base) < 1e-9
+    assert max(base.values()) > 5 * min(base.values())
+    mixed = _exact_diag(Y2 @ A2.T + B2)
+    assert max(abs(base[z] - mixed[z]) for z in base) > 0.01
 
 
 def test_exact_posterior_is_not_equivariant_with_a_fixed_prior():
@@ -209,6 +256,25 @@ def test_chains_are_equivariant_full_covariance(sampler):
     X2 = np.hstack([X, 0.5 * X + rng.normal(size=X.shape)])
     base = _fit(X2, sampler)
     moved = _fit(X2 @ A2.T + B2, sampler)
+    for s0, s1 in zip(base.state_samples_, moved.state_samples_):
+        np.testing.assert_array_equal(s0, s1)
+
+
+@pytest.mark.parametrize("sampler, a", [
+    ("rcd_gibbs", A_DIAG),
+    ("rcd_blocked", A_DIAG),
+    ("pgas", np.abs(A_DIAG)),
+], ids=["rcd_gibbs", "rcd_blocked", "pgas"])
+def test_chains_are_equivariant_diagonal_covariance(sampler, a):
+    """Same seed, same state samples under per-column ``X * a + b`` with
+    ``covariance_type="diag"``. (pgas draws explicit means as ``mu_n + sd *
+    z``: identical draws need ``a_d > 0``, as in 1-D.)"""
+    X, _ = make_gaussian_hmm(120, 3, random_state=2)
+    rng = np.random.default_rng(0)
+    X2 = np.hstack([X, 0.5 * X + rng.normal(size=X.shape)])
+    base = _fit(X2, sampler, covariance_type="diag")
+    moved = _fit(X2 * a + B_DIAG, sampler, covariance_type="diag")
+    assert isinstance(moved._family, DiagonalGaussian)
     for s0, s1 in zip(base.state_samples_, moved.state_samples_):
         np.testing.assert_array_equal(s0, s1)
 
@@ -401,7 +467,8 @@ def test_max_time_leaves_out_compilation(monkeypatch):
     kw = dict(n_samples=50, n_burnin=50, n_chains=2, max_sweeps=20000, random_state=0)
     unlimited = InfiniteHMM(max_time=None, **kw).fit(X)
     assert unlimited.convergence_["n_rounds"] > 1
-    monkeypatch.setattr(est, "_round_seconds", lambda *args: 0.1)   # every round "takes" 0.1 s
+    # every sweep "takes" a microsecond: every round fits in 0.15 s
+    monkeypatch.setattr(est, "_round_seconds", lambda chains, n, n_jobs: 1e-6 * n)
     monkeypatch.setattr(est, "compile_clock", clock_reading(0.0))
     model = InfiniteHMM(max_time=0.15, **kw).fit(X)
     assert model.convergence_["n_rounds"] == unlimited.convergence_["n_rounds"]
@@ -410,3 +477,20 @@ def test_max_time_leaves_out_compilation(monkeypatch):
     with pytest.warns(ConvergenceWarning):
         short = InfiniteHMM(max_time=0.15, **kw).fit(X)
     assert short.convergence_["n_rounds"] == 1
+
+
+def test_next_round_fills_the_time_left():
+    """Budget-mode rounds: as long as all the sweeps before them, not past
+    max_sweeps; a round that would overrun max_time is cut to the time left
+    while that is at least half the sweeps before it."""
+    from sk_ihmm._estimator import _next_round
+
+    assert _next_round(200, 100, 100_000, None, 1.0) == (200, 2)
+    assert _next_round(250, 100, 100_000, None, 1.0) == (300, 3)       # rounded up to n_samples
+    assert _next_round(51_200, 100, 100_000, None, 1.0) is None        # past max_sweeps
+    assert _next_round(800, 100, 100_000, 10.0, 0.01) == (800, 8)      # fits: 8 s of 10
+    assert _next_round(800, 100, 100_000, 5.0, 0.01) == (500, 5)       # cut to the 5 s left
+    assert _next_round(800, 100, 100_000, 3.0, 0.01) is None           # 300 < 800 / 2
+    assert _next_round(800, 100, 100_000, -1.0, 0.01) is None          # out of time
+    assert _next_round(100, 100, 100_000, 1.5, 0.01) == (100, 1)
+    assert _next_round(100, 100, 100_000, 0.5, 0.01) is None           # under one kept sample

@@ -7,6 +7,7 @@ from sk_ihmm.emissions import (
     SHIFTED_FLOOR,
     AutoRegressive,
     Categorical,
+    DiagonalGaussian,
     Gaussian,
     MultivariateGaussian,
     Poisson,
@@ -57,6 +58,8 @@ CASES = [
     (MultivariateGaussian(mu0=0.1, kappa0=0.5, psi0=2.0), np.random.default_rng(1).normal(0, 1, (8, 3)), 3),
     (Poisson(a0=1.5, b0=0.7), np.random.default_rng(2).poisson(4.0, (9, 1)).astype(float), 1),
     (Poisson(a0=2.0, b0=[0.5, 1.5]), np.random.default_rng(3).poisson([1.0, 9.0], (8, 2)).astype(float), 2),
+    (DiagonalGaussian(mu0=[0.1, -0.5, 2.0], lambda0=0.5, a0=2.0, b0=[0.7, 2.0, 0.05]),
+     np.random.default_rng(4).normal([0.0, 1.0, 2.0], [1.0, 3.0, 0.2], (9, 3)), 3),
     _ar_case(1, 1, 4),
     _ar_case(2, 2, 5),
 ]
@@ -165,6 +168,48 @@ def test_make_emission():
     assert make_emission(g) is g
     with pytest.raises(ValueError, match="Unknown emission"):
         make_emission("negative_binomial")
+
+
+def test_make_emission_covariance_type():
+    """``"gaussian"`` with ``covariance_type``: full (1-D or NIW) or diagonal
+    for any number of columns; "diag" with another family is an error naming
+    it, and a diagonal family is accepted with either value."""
+    assert type(make_emission("gaussian", 1)) is Gaussian
+    assert type(make_emission("gaussian", 3)) is MultivariateGaussian
+    for n_features in (None, 1, 3):
+        assert type(make_emission("gaussian", n_features, "diag")) is DiagonalGaussian
+    diag = DiagonalGaussian(a0=3.0)
+    assert make_emission(diag, 2, "diag") is diag and make_emission(diag, 2) is diag
+    assert type(make_emission("diagonal_gaussian", 2, "diag")) is DiagonalGaussian
+    for other in ("categorical", "multivariate_gaussian", Gaussian(), Poisson()):
+        with pytest.raises(ValueError, match="covariance_type='diag' applies to emission="):
+            make_emission(other, 2, "diag")
+    with pytest.raises(ValueError, match="covariance_type must be 'full' or 'diag'"):
+        make_emission("gaussian", 2, "spherical")
+
+
+def test_diagonal_gaussian_with_one_column_is_the_gaussian():
+    """One column: the same hyperparameters, log marginal likelihood and
+    predictives (kernels) as the 1-D Normal-Inverse-Gamma family, with the
+    data-scaled prior too."""
+    rng = np.random.default_rng(5)
+    Y = rng.normal(1450.0, 30.0, (12, 1))
+    gauss, diag = Gaussian(), DiagonalGaussian()
+    pg, pd = gauss.resolve_prior(Y), diag.resolve_prior(Y)
+    assert pd["mu0"].tolist() == [pg["mu0"]] and pd["b0"].tolist() == [pg["b0"]]
+    assert (pd["lambda0"], pd["a0"]) == (pg["lambda0"], pg["a0"])
+    hg, hd = gauss.hyperparameters(1, prior=pg), diag.hyperparameters(1, prior=pd)
+    for idx in ([0], [1, 5], list(range(12))):
+        assert np.isclose(diag.log_marginal(Y[idx], 1, hd), gauss.log_marginal(Y[idx], 1, hg),
+                          rtol=1e-12)
+    sg, sd = np.zeros((1, gauss.n_stats(1))), np.zeros((1, diag.n_stats(1)))
+    for t in range(len(Y)):
+        assert np.isclose(log_pred(diag.tag, sd, 0, hd, Y, t), log_pred(gauss.tag, sg, 0, hg, Y, t),
+                          rtol=1e-12)
+        update(diag.tag, sd, 0, Y, t, 1.0)
+        update(gauss.tag, sg, 0, Y, t, 1.0)
+    assert np.isclose(log_marginal_sum(diag.tag, sd, hd), log_marginal_sum(gauss.tag, sg, hg),
+                      rtol=1e-12)
 
 
 @pytest.mark.parametrize("family, Y, dim", CASES, ids=lambda c: getattr(c, "name", ""))

@@ -8,7 +8,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sk_ihmm import Categorical, Gaussian, InfiniteHMM, MultivariateGaussian
+from sk_ihmm import Categorical, DiagonalGaussian, Gaussian, InfiniteHMM, MultivariateGaussian
 from sk_ihmm.datasets import make_gaussian_hmm, make_sequence1
 
 FAST = dict(n_samples=5, n_burnin=5, n_chains=2, random_state=0)
@@ -101,12 +101,53 @@ def test_representative_by_count_level_joint(gauss_data, sampler, kappa_prior):
             np.testing.assert_allclose(c, n, rtol=1e-12)
         else:
             assert np.all(c >= n - 1e-9) and np.all(c > n + 1.0)
-    ks = np.array([[s.n.shape[0] - 1 for s in snaps] for snaps in model.snapshots_])
+    # major states: at least 1% of the steps (min_state_fraction), counted
+    # here from the transition counts into each state
+    ks = np.array([[int(np.sum(s.n[:, 1:].sum(axis=0) >= 0.01 * X.shape[0])) for s in snaps]
+                   for snaps in model.snapshots_])
     values, counts = np.unique(ks, return_counts=True)
     best = max(count[c][i] for c in range(len(count)) for i in range(len(count[c]))
                if ks[c, i] == values[np.argmax(counts)])
     ch, i = model.representative_
     assert ks[ch, i] == values[np.argmax(counts)] and count[ch][i] == best
+    assert model.n_states_ == ks[ch, i] == len(model.major_states_)
+
+
+def test_minor_states_are_left_out_of_the_point_summary(gauss_data):
+    """States under min_state_fraction of the steps leave the point summary;
+    with min_state_fraction=0 every occupied state stays, and the chains are
+    the same either way (it is only a summary)."""
+    X, _ = gauss_data
+    # 6 states, one of them holding 2 of 300 steps
+    rng = np.random.default_rng(0)
+    z = np.repeat(np.arange(5), 60)
+    Xs = (z * 10.0 + rng.normal(size=300))[:, None]
+    Xs[[100, 250], 0] = 1000.0
+    kw = dict(max_time=0, sampler="rcd_blocked", n_chains=2, n_samples=20, n_burnin=20,
+              random_state=0)
+    full = InfiniteHMM(min_state_fraction=0, **kw).fit(Xs)
+    pruned = InfiniteHMM(**kw).fit(Xs)
+    for a, b in zip(full.state_samples_, pruned.state_samples_):
+        np.testing.assert_array_equal(a, b)
+    ch, i = pruned.representative_
+    labels = pruned.state_samples_[ch][i]
+    occupancy = np.bincount(labels)
+    assert occupancy.min() < 3 and np.all(occupancy[pruned.major_states_] >= 3)
+    assert pruned.n_states_ == len(pruned.major_states_) == np.sum(occupancy >= 3)
+    # with every state kept, n_states_ is the modal number of occupied states
+    assert full.n_states_ == full.n_states_posterior_.argmax() > pruned.n_states_ == 5
+    assert pruned.transmat_.shape == (pruned.n_states_, pruned.n_states_)
+    np.testing.assert_allclose(pruned.transmat_.sum(axis=1), 1.0)
+    assert pruned.means_.shape == (pruned.n_states_, 1)
+    proba = pruned.predict_proba(Xs)
+    assert proba.shape == (300, pruned.n_states_)
+    labels_pred = pruned.predict(Xs)
+    assert labels_pred.max() < pruned.n_states_
+    # the outliers are decoded to a major state; every other step keeps its state
+    kept = np.isin(labels, pruned.major_states_)
+    remap = np.full(labels.max() + 1, -1)
+    remap[pruned.major_states_] = np.arange(pruned.n_states_)
+    assert np.mean(labels_pred[kept] == remap[labels[kept]]) > 0.95
 
 
 def test_reproducible_across_n_jobs(gauss_data):
@@ -224,6 +265,45 @@ def test_grid_search_with_sequence_ids():
         grid.fit(X, groups=ids, sequence_ids=ids)
     assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
     assert grid.best_params_["emission__b0"] in (0.5, 2.0)
+
+
+def test_covariance_type_diag(no_convergence_warnings):
+    """``covariance_type="diag"`` fits a DiagonalGaussian to ``"gaussian"``
+    data of any number of columns; ``covars_`` are diagonal matrices
+    (hmmlearn's public shape)."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal([-2, 0, 5], [0.5, 1.0, 0.1], (60, 3)),
+                        rng.normal([2, 0, 5], [0.5, 3.0, 0.1], (60, 3))])
+    model = InfiniteHMM(max_time=0, covariance_type="diag", **FAST).fit(X, lengths=[50, 70])
+    assert model.get_params()["covariance_type"] == "diag"
+    assert isinstance(model._family, DiagonalGaussian)
+    K = model.n_states_
+    assert model.means_.shape == (K, 3) and model.covars_.shape == (K, 3, 3)
+    off = ~np.eye(3, dtype=bool)
+    assert np.all(model.covars_[:, off] == 0) and np.all(np.diagonal(model.covars_, 0, 1, 2) > 0)
+    assert model.emission_prior_["b0"].shape == (3,)
+    assert model.predict(X, lengths=[50, 70]).shape == (120,)
+    assert np.isfinite(model.score(X[:30]))
+    Xs, _ = model.sample(10, random_state=0)
+    assert Xs.shape == (10, 3)
+    one = InfiniteHMM(max_time=0, covariance_type="diag", **FAST).fit(X[:, :1])
+    assert isinstance(one._family, DiagonalGaussian) and one.covars_.shape[1:] == (1, 1)
+    # nested parameters of a string emission reach the diagonal family
+    tuned = InfiniteHMM(covariance_type="diag").set_params(emission__a0=3.0)
+    assert isinstance(tuned.emission, DiagonalGaussian) and tuned.emission.a0 == 3.0
+    c = clone(InfiniteHMM(covariance_type="diag"))
+    assert c.covariance_type == "diag"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"covariance_type": "spherical"}, "covariance_type"),
+    ({"covariance_type": "diag", "emission": "categorical"}, "covariance_type='diag'"),
+    ({"covariance_type": "diag", "emission": MultivariateGaussian()}, "covariance_type='diag'"),
+    ({"covariance_type": "diag", "emission": "multivariate_gaussian"}, "covariance_type='diag'"),
+])
+def test_covariance_type_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        InfiniteHMM(max_time=0, **{**FAST, **kwargs}).fit(np.array([[0.0, 1.0], [1.0, 0.0]]))
 
 
 def test_multivariate_gaussian_rejects_bad_nu0():

@@ -1,4 +1,5 @@
-"""Poisson emissions and missing observations: every sampler targets the exact posterior.
+"""Poisson and diagonal Gaussian emissions and missing observations: every
+sampler targets the exact posterior.
 
 Each case runs one long chain through the chain driver and compares the
 partition frequencies with the exact posterior enumerated by
@@ -11,6 +12,8 @@ written out here, independently of the package's kernels:
   - sum log y!``;
 * Normal-Inverse-Gamma and Dirichlet-multinomial for the missing-data cases,
   whose missing rows add nothing (``sampler_harness`` drops them);
+* the diagonal Gaussian as the product over columns of one-column
+  Normal-Inverse-Gamma marginals (one prior mean and scale per column).
 * the matrix-normal inverse-Wishart marginal of the autoregressive family
   (order 1, D = 1 and 2; see :func:`mniw_marginal`), whose conditioning
   rows (the first step of each sequence) add nothing either.
@@ -63,6 +66,14 @@ def nig_marginal(mu0, lambda0, a0, b0):
     return lml
 
 
+def nig_diag_marginal(mu0, lambda0, a0, b0):
+    columns = [nig_marginal(m, lambda0, a0, b) for m, b in zip(mu0, b0)]
+
+    def lml(Y):
+        return sum(col(Y[:, [d]]) for d, col in enumerate(columns))
+    return lml
+
+
 def dirichlet_marginal(concentration, n_symbols):
     def lml(Y):
         counts = np.bincount(Y[:, 0].astype(int), minlength=n_symbols)
@@ -109,6 +120,7 @@ MARGINALS = {
     "poisson2": poisson_marginal(1.5, [0.5, 1.0]),
     "gaussian_missing": nig_marginal(0.0, 0.5, 2.0, 0.5),
     "categorical_missing": dirichlet_marginal(0.5, 3),
+    "gaussian_diag": nig_diag_marginal([0.0, 0.2], 0.5, 2.0, [0.5, 0.1]),
     # the priors of sampler_harness.tiny_data("ar"), ("ar2")
     "ar": mniw_marginal(0.5, 0.0, 0.5, 2.0, 0.3),
     "ar2": mniw_marginal(0.5, 0.0, 0.5, 3.0, np.array([[0.3, 0.05], [0.05, 0.2]])),
@@ -136,6 +148,23 @@ def test_exact(sampler, case):
                 marginal=MARGINALS[case["kind"]], **case)
 
 
+#: The diagonal Gaussian family: one case per sampler (each compiles the
+#: sampler's kernels for the family), and two sequences with a sticky prior
+#: and resampled concentrations for one of them.
+DIAG_CASES = [(sampler, dict(kind="gaussian_diag", lengths=(5,))) for sampler in SAMPLERS] + [
+    ("rcd_blocked", dict(kind="gaussian_diag", lengths=(2, 3), kappa=1.0,
+                         resample=(True, True, False))),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler, case", DIAG_CASES,
+                         ids=[f"{s}-{_id(c)}" for s, c in DIAG_CASES])
+def test_exact_diagonal_gaussian(sampler, case):
+    check_exact(sampler, n_sweeps=15000, options=SAMPLERS[sampler],
+                marginal=MARGINALS[case["kind"]], **case)
+
+
 #: Autoregressive cases: every sampler on one sequence with D = 1, two
 #: samplers with D = 2, and two sequences (a conditioning row at each start)
 #: with a sticky kappa and resampled concentrations for the other two.
@@ -159,7 +188,7 @@ def test_marginals_agree_with_the_families():
     function (so a test failure points at a sampler, not at this file)."""
     from sampler_harness import tiny_data
 
-    for kind in ("poisson", "poisson2", "gaussian", "categorical"):
+    for kind in ("poisson", "poisson2", "gaussian", "categorical", "gaussian_diag"):
         family, Y, dim = tiny_data(kind, [7])
         ours = MARGINALS.get(kind) or MARGINALS[kind + "_missing"]
         for idx in ([0], [1, 2], [0, 3, 4, 6], list(range(7))):

@@ -108,3 +108,27 @@ def test_interrupt_during_score():
     assert rc == 0, out
     assert "INTERRUPTED" in out and "SCORE True" in out, out
     assert seconds < 3, out
+
+
+def test_interrupt_while_summarising_leaves_a_whole_model(monkeypatch):
+    """A Ctrl-C that arrives after the chains, while fit summarises them,
+    raises KeyboardInterrupt only once the model is whole and usable."""
+    import numpy as np
+
+    from sk_ihmm import InfiniteHMM
+    from sk_ihmm import _estimator
+
+    real = _estimator.count_log_joints
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)    # handled by the deferred-interrupt handler
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_estimator, "count_log_joints", interrupted)
+    X = np.r_[np.zeros(40), 4 + np.zeros(40)][:, None] + np.random.default_rng(0).normal(size=(80, 1))
+    model = InfiniteHMM(max_time=0, n_chains=2, n_samples=5, n_burnin=5, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X)
+    assert model.n_states_ >= 1 and len(model.major_states_) == model.n_states_
+    assert model.predict(X).shape == (80,)
+    assert np.isfinite(model.score(X))

@@ -3,6 +3,7 @@
 One module per family (:mod:`~sk_ihmm.emissions.categorical`,
 :mod:`~sk_ihmm.emissions.gaussian`,
 :mod:`~sk_ihmm.emissions.multivariate_gaussian`,
+:mod:`~sk_ihmm.emissions.diagonal_gaussian`,
 :mod:`~sk_ihmm.emissions.poisson`,
 :mod:`~sk_ihmm.emissions.hcrp_categorical`,
 :mod:`~sk_ihmm.emissions.autoregressive`) holds its class and its
@@ -25,6 +26,7 @@ from ._dispatch import (MissingTag, add_labelled, log_emission_matrix, log_margi
 from ._registry import FAMILIES, make_emission, register_family
 from .autoregressive import AutoRegressive
 from .categorical import Categorical
+from .diagonal_gaussian import DiagonalGaussian
 from .gaussian import PROPOSAL_QUADRATIC_HALF_NU1, Gaussian
 from .hcrp_categorical import HCRPCategorical
 from .multivariate_gaussian import MultivariateGaussian
@@ -39,6 +41,7 @@ __all__ = [
     "Categorical",
     "Gaussian",
     "MultivariateGaussian",
+    "DiagonalGaussian",
     "Poisson",
     "HCRPCategorical",
     "AutoRegressive",

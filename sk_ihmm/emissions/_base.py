@@ -346,3 +346,23 @@ def check_magnitude(Y):
             f"squares of the data, which overflow beyond {MAX_ABS_VALUE:.0e}. Rescale "
             "the data (for example with sklearn.preprocessing.StandardScaler in a Pipeline)."
         )
+
+
+def check_real_rows(X):
+    """``X`` as a 2-D float64 array of observations (one row per step),
+    with finite magnitudes checked (:func:`check_magnitude`)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"Expected X of shape (n_samples, n_features); got shape {X.shape}.")
+    check_magnitude(X)
+    return X
+
+
+def columns_of(X, dim):
+    """The number of columns: ``dim`` when given, else ``X``'s (for
+    :meth:`EmissionFamily.resolve_prior`, which takes either)."""
+    if dim is not None:
+        return int(dim)
+    if X is None:
+        raise ValueError("resolve_prior needs X or dim.")
+    return int(np.asarray(X).shape[1])

@@ -7,6 +7,7 @@ its class; the built-in families are registered below, one line each.
 from ._base import EmissionFamily, Kernels
 from .autoregressive import AutoRegressive
 from .categorical import Categorical
+from .diagonal_gaussian import DiagonalGaussian
 from .gaussian import Gaussian
 from .hcrp_categorical import HCRPCategorical
 from .multivariate_gaussian import MultivariateGaussian
@@ -47,34 +48,52 @@ def kernels_for_tag(tag_cls):
     return _KERNELS.get(tag_cls)
 
 
-def make_emission(emission, n_features=None):
+def make_emission(emission, n_features=None, covariance_type="full"):
     """Return an emission family instance from a string or an instance.
 
     The string ``"gaussian"`` names the Gaussian family for any number of
-    columns: :class:`Gaussian` for one (``n_features`` 1 or ``None``),
-    :class:`MultivariateGaussian` (full covariance) for several.
+    columns. With ``covariance_type="full"`` (the default) that is
+    :class:`Gaussian` for one column (``n_features`` 1 or ``None``) and
+    :class:`MultivariateGaussian` (full covariance) for several; with
+    ``"diag"`` it is :class:`DiagonalGaussian` for any number. Any other
+    emission takes ``"full"`` only, except a :class:`DiagonalGaussian`
+    (instance or name), which ``"diag"`` describes too.
     """
+    if covariance_type not in ("full", "diag"):
+        raise ValueError(f"covariance_type must be 'full' or 'diag'; got {covariance_type!r}.")
     if isinstance(emission, EmissionFamily):
         if kernels_for_tag(type(emission.tag)) is None:
             raise ValueError(
                 f"The emission family {type(emission).__name__} is not registered; call "
                 "sk_ihmm.emissions.register_family on its class."
             )
-        return emission
-    if isinstance(emission, str) and emission == "gaussian" and n_features is not None and n_features > 1:
-        return MultivariateGaussian()
-    if isinstance(emission, str) and emission in FAMILIES:
-        return FAMILIES[emission]()
-    raise ValueError(
-        f"Unknown emission {emission!r}; expected one of {sorted(FAMILIES)} or an "
-        "EmissionFamily instance."
-    )
+        family = emission
+    elif isinstance(emission, str) and emission == "gaussian":
+        if covariance_type == "diag":
+            return DiagonalGaussian()
+        return MultivariateGaussian() if n_features is not None and n_features > 1 else Gaussian()
+    elif isinstance(emission, str) and emission in FAMILIES:
+        family = FAMILIES[emission]()
+    else:
+        raise ValueError(
+            f"Unknown emission {emission!r}; expected one of {sorted(FAMILIES)} or an "
+            "EmissionFamily instance."
+        )
+    if covariance_type == "diag" and not isinstance(family, DiagonalGaussian):
+        shown = repr(emission) if isinstance(emission, str) else f"{type(emission).__name__}(...)"
+        raise ValueError(
+            f"covariance_type='diag' applies to emission='gaussian' only; got emission="
+            f"{shown}. Leave covariance_type at 'full' with another emission (the family "
+            "sets its own covariance), or use emission='gaussian'."
+        )
+    return family
 
 
 for _family in (
     Categorical,
     Gaussian,
     MultivariateGaussian,
+    DiagonalGaussian,
     Poisson,
     HCRPCategorical,
     AutoRegressive,

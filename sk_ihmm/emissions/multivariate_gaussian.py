@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
-                    Kernels, check_magnitude, data_moments, family_tag, positive_definite_scale)
+                    Kernels, check_real_rows, columns_of, data_moments, family_tag,
+                    positive_definite_scale)
 
 __all__ = ["MultivariateGaussian"]
 
@@ -310,11 +311,7 @@ class MultivariateGaussian(EmissionFamily):
                 raise ValueError(f"MultivariateGaussian psi0 must be a positive float, got {self.psi0!r}.")
 
     def check_X(self, X, dim=None):
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"Expected X of shape (n_samples, n_features); got shape {X.shape}.")
-        check_magnitude(X)
-        return X
+        return check_real_rows(X)
 
     def _nu0(self, d):
         nu0 = d + 2.0 if self.nu0 is None else float(self.nu0)
@@ -324,10 +321,7 @@ class MultivariateGaussian(EmissionFamily):
 
     def resolve_prior(self, X=None, dim=None):
         self.validate_params()
-        if dim is None:
-            if X is None:
-                raise ValueError("resolve_prior needs X or dim.")
-            dim = np.asarray(X).shape[1]
+        dim = columns_of(X, dim)
         d = int(dim)
         nu0 = self._nu0(d)
         if (self.mu0 is None or self.psi0 is None) and X is None:

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
-from ._base import EmissionFamily, Kernels, check_integer_codes, family_tag
+from ._base import EmissionFamily, Kernels, check_integer_codes, columns_of, family_tag
 
 __all__ = ["Poisson"]
 
@@ -172,10 +172,7 @@ class Poisson(EmissionFamily):
 
     def resolve_prior(self, X=None, dim=None):
         self.validate_params()
-        if dim is None:
-            if X is None:
-                raise ValueError("resolve_prior needs X or dim.")
-            dim = np.asarray(X).shape[1]
+        dim = columns_of(X, dim)
         d, a0 = int(dim), float(self.a0)
         if self.b0 is None:
             if X is None:

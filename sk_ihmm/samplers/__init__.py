@@ -23,23 +23,66 @@ the ``numpy.random.Generator`` passed in.
 """
 
 from collections import namedtuple
+from numbers import Integral
 
-from . import _pgas, _rcd_blocked, _rcd_gibbs, _split_merge
+from sklearn.utils._param_validation import Interval, StrOptions
 
-Sampler = namedtuple("Sampler", ["init", "step"])
+Sampler = namedtuple("Sampler", ["init", "step", "options"])
+Sampler.__doc__ = """A registered sampler: its ``(init, step)`` pair and the names of the
+:data:`OPTIONS` it reads."""
 
-SAMPLERS = {
-    "rcd_gibbs": Sampler(_rcd_gibbs.init, _rcd_gibbs.step),
-    "rcd_blocked": Sampler(_rcd_blocked.init, _rcd_blocked.step_blocked),
-    "rcd_beam": Sampler(_rcd_blocked.init, _rcd_blocked.step_beam),
-    "pgas": Sampler(_pgas.init, _pgas.step),
-    "split_merge": Sampler(_split_merge.init, _split_merge.step),
+Option = namedtuple("Option", ["default", "constraints", "doc"])
+Option.__doc__ = """A sampler option: its default (also the estimator's), its
+scikit-learn parameter constraints and a one-line description."""
+
+#: Every sampler option: the single source of the defaults and validation of
+#: the estimator's parameters of the same names, and of what the samplers
+#: read from ``problem.options`` (through :func:`option`).
+OPTIONS = {
+    "block_size": Option(
+        None, [Interval(Integral, 1, None, closed="left"), None],
+        "Block length of rcd_blocked / rcd_beam (None: 32 for rcd_blocked, 64 for rcd_beam)."),
+    "split_merge_trials": Option(
+        3, [Interval(Integral, 0, None, closed="left")],
+        "Split-merge proposals per sweep of split_merge."),
+    "base_sampler": Option(
+        "rcd_beam", [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"})],
+        "Sampler interleaved with the split-merge moves (\"none\": only split-merge moves)."),
+    "n_particles": Option(
+        10, [Interval(Integral, 2, None, closed="left")],
+        "Particles of pgas."),
+    "proposal": Option(
+        "posterior", [StrOptions({"posterior", "prior"})],
+        "Proposal of pgas."),
 }
 
+SAMPLERS = {}
 
-def register(name, init, step):
-    """Register a sampler under ``name`` (used by the sampler modules)."""
-    SAMPLERS[name] = Sampler(init, step)
+
+def register(name, init, step, options=()):
+    """Register a sampler under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The value of ``InfiniteHMM(sampler=...)`` that selects it.
+    init, step : callable
+        The ``(init, step)`` pair (see the protocol above).
+    options : sequence of str
+        Names of the :data:`OPTIONS` it reads; an option not there yet must
+        be added to :data:`OPTIONS` (and to ``InfiniteHMM.__init__``) first.
+    """
+    unknown = [o for o in options if o not in OPTIONS]
+    if unknown:
+        raise ValueError(f"Unknown sampler options {unknown}; known: {sorted(OPTIONS)}.")
+    SAMPLERS[name] = Sampler(init, step, tuple(options))
+
+
+def option(problem, name):
+    """Sampler option ``name`` of ``problem.options``, or its :data:`OPTIONS`
+    default when absent or ``None`` (the estimator validated it)."""
+    value = problem.options.get(name)
+    return OPTIONS[name].default if value is None else value
 
 
 def get_sampler(name):
@@ -49,3 +92,13 @@ def get_sampler(name):
         raise ValueError(
             f"Unknown sampler {name!r}; available samplers: {sorted(SAMPLERS)}."
         ) from None
+
+
+from . import _pgas, _rcd_blocked, _rcd_gibbs, _split_merge  # noqa: E402  (they import option)
+
+register("rcd_gibbs", _rcd_gibbs.init, _rcd_gibbs.step)
+register("rcd_blocked", _rcd_blocked.init, _rcd_blocked.step_blocked, ["block_size"])
+register("rcd_beam", _rcd_blocked.init, _rcd_blocked.step_beam, ["block_size"])
+register("split_merge", _split_merge.init, _split_merge.step,
+         ["split_merge_trials", "base_sampler", "block_size"])
+register("pgas", _pgas.init, _pgas.step, ["n_particles", "proposal"])

@@ -40,6 +40,7 @@ from .._labels import compact_labels
 from .._nrt import hold, nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
 from .._vmath import exp_inplace
+from . import option
 
 __all__ = ["PGASState", "init", "step"]
 
@@ -914,8 +915,7 @@ def _resample_parameters(state, problem, beta_used, rng):
 
 def _options(problem):
     """Validated ``(n_particles, posterior)`` from the problem's options."""
-    n_particles = problem.options.get("n_particles", 10)
-    proposal = problem.options.get("proposal", "posterior")
+    n_particles, proposal = option(problem, "n_particles"), option(problem, "proposal")
     if int(n_particles) != n_particles or n_particles < 2:
         raise ValueError(f"pgas needs n_particles >= 2; got {n_particles!r}.")
     if proposal not in _PROPOSALS:

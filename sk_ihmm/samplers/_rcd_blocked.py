@@ -2,7 +2,7 @@
 
 Makino et al. (2011), Sections 4.2-4.3, Algorithm 8 and Eq. 34; the beam
 pass after Van Gael et al. (2008). A sweep cuts every sequence into blocks of
-at most ``block_size`` steps (``options["block_size"]``, else
+at most ``block_size`` steps (option ``block_size``, else
 :data:`DEFAULT_BLOCK_SIZE` or :data:`DEFAULT_BEAM_BLOCK_SIZE`) at a random
 offset, and gives every block, in random order, one Metropolis-Hastings move
 through the restricted collapsed draw:
@@ -38,20 +38,21 @@ from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_lo
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
 from ..emissions import log_proposal_block, move_stats
+from . import option
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, lift_seq, move_emissions, remove_seq, reseat_seq
 
 __all__ = ["init", "step_blocked", "step_beam", "DEFAULT_BLOCK_SIZE",
            "DEFAULT_BEAM_BLOCK_SIZE"]
 
-#: Block length of ``rcd_blocked`` when ``options["block_size"]`` is
+#: Block length of ``rcd_blocked`` when option ``block_size`` is
 #: ``None``. Longer blocks pay the per-block work (the candidate matrix, the
 #: proposal bookkeeping) less often while the acceptance rate falls only
 #: slowly; blocks of 64 mixed the number of states worse per CPU second than
 #: blocks of 32, so this sampler keeps 32.
 DEFAULT_BLOCK_SIZE = 32
 
-#: Block length of ``rcd_beam`` when ``options["block_size"]`` is ``None``.
+#: Block length of ``rcd_beam`` when option ``block_size`` is ``None``.
 #: With blocks of 64 rather than 32 the beam sampler mixes both the joint
 #: log-likelihood and the number of states better per CPU second.
 DEFAULT_BEAM_BLOCK_SIZE = 64
@@ -452,7 +453,7 @@ def init(problem, x0, rng):
 
 
 def _block_size(problem, use_beam):
-    size = problem.options.get("block_size")
+    size = option(problem, "block_size")
     if size is None:
         size = DEFAULT_BEAM_BLOCK_SIZE if use_beam else DEFAULT_BLOCK_SIZE
     size = int(size)

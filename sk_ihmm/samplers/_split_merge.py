@@ -2,10 +2,10 @@
 
 Makino et al. (2011), Section 4.4 and Algorithms 9-10, after the
 sequentially-allocated merge-split sampler of Dahl (2003). A sweep of
-``split_merge`` is one sweep of a base sampler (``options["base_sampler"]``:
-``"rcd_gibbs"``, ``"rcd_blocked"``, ``"rcd_beam"`` -- the default -- or
-``"none"``), then ``options["split_merge_trials"]`` (default 3) split-merge
-trials, then the hyperparameter updates.
+``split_merge`` is one sweep of a base sampler (option ``base_sampler``:
+``"rcd_gibbs"``, ``"rcd_blocked"``, ``"rcd_beam"`` or ``"none"``), then
+``split_merge_trials`` split-merge trials, then the hyperparameter updates
+(defaults in :data:`sk_ihmm.samplers.OPTIONS`).
 
 A trial draws an ordered pair of distinct steps ``t1 != t2`` and the
 threshold ``u``. If they share a label it proposes a split: ``t1`` gets a
@@ -37,17 +37,11 @@ from .._messages import path_log_weight
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
 from ..emissions import log_pred, log_pred_block, update
-from . import _rcd_blocked, _rcd_gibbs
+from . import _rcd_blocked, _rcd_gibbs, option
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
-__all__ = ["init", "step", "split_merge_moves", "DEFAULT_TRIALS", "DEFAULT_BASE_SAMPLER"]
-
-#: Split-merge trials per sweep when ``options["split_merge_trials"]`` is ``None``.
-DEFAULT_TRIALS = 3
-
-#: Base sampler when ``options["base_sampler"]`` is ``None``.
-DEFAULT_BASE_SAMPLER = "rcd_beam"
+__all__ = ["init", "step", "split_merge_moves"]
 
 # base samplers: they all work on the CollapsedState built by init_collapsed
 _BASE_STEPS = {
@@ -388,14 +382,11 @@ def init(problem, x0, rng):
 
 
 def _options(problem):
-    base = problem.options.get("base_sampler")
-    base = DEFAULT_BASE_SAMPLER if base is None else str(base)
+    base, trials = str(option(problem, "base_sampler")), int(option(problem, "split_merge_trials"))
     if base != "none" and base not in _BASE_STEPS:
         raise ValueError(
             f"base_sampler must be one of {sorted(_BASE_STEPS) + ['none']}, got {base!r}."
         )
-    trials = problem.options.get("split_merge_trials")
-    trials = DEFAULT_TRIALS if trials is None else int(trials)
     if trials < 0:
         raise ValueError(f"split_merge_trials must be >= 0, got {trials}.")
     return base, trials
