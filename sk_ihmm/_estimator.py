@@ -691,7 +691,9 @@ class InfiniteHMM(BaseEstimator):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
         # a writable copy: log_pred caches predictive constants in the rows
-        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:][self.major_states_]),
+        # (a model pickled before major_states_ existed keeps every state)
+        major = getattr(self, "major_states_", slice(None))
+        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:][major]),
                                    snapshot_hyp(snap, prob), Y)
 
     def _tag_for(self, Y):
