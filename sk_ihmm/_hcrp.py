@@ -206,7 +206,7 @@ def _log_op(log, scal, op, j, k, t):
     scal[_N_LOG] = i + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _open_table(mat, vec, tab, scal, j, k, override):
     t = scal[_FREE]
     scal[_FREE] = tab[t, NEXT]
@@ -235,7 +235,7 @@ def _open_table(mat, vec, tab, scal, j, k, override):
     return t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _close_table(mat, vec, tab, scal, j, k, t):
     prev = -1
     cur = mat[HEAD, j, k]
@@ -261,7 +261,7 @@ def _close_table(mat, vec, tab, scal, j, k, t):
             scal[_K] -= 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pick_table(mat, tab, j, k, u):
     """The table of (j, k) where the cumulative table size first exceeds ``u``
     (``0 <= u < n[j, k]``): a table drawn proportionally to its size. The
@@ -283,7 +283,7 @@ def _pick_table(mat, tab, j, k, u):
     return t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
@@ -307,7 +307,7 @@ def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
         _log_op(log, scal, _ADD_NEW, j, k, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""
@@ -448,7 +448,8 @@ def log_stirling_rows(ns, t_max):
                                                                      + math.exp(v - hi))
             row[0] = -np.inf
             n += 1
-        S[i, :] = row
+        for t in range(t_max + 1):   # a loop: a slice assignment compiles numba's broadcasting
+            S[i, t] = row[t]
     return S
 
 

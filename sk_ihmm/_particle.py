@@ -34,6 +34,19 @@ CHUNK_WORK = 4_000_000
 
 
 @njit(cache=True)
+def _copy_particle(pn, pnj, pmk, pst, c, qn, qnj, qmk, qst, p, hi):
+    """Copy the counts and statistics of labels ``< hi`` of particle ``c`` to slot ``p``."""
+    # explicit loops: a slice assignment compiles a broadcasting routine per shape
+    for j in range(hi):
+        for k in range(hi):
+            qn[p, j, k] = pn[c, j, k]
+        qnj[p, j] = pnj[c, j]
+        qmk[p, j] = pmk[c, j]
+        for i in range(pst.shape[2]):
+            qst[p, j, i] = pst[c, j, i]
+
+
+@njit(cache=True)
 def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_first, fam, hyp,
               rng, keep_paths, paths, anc, out):
     """Filter steps ``t_begin .. t_end - 1``, writing ``out[t]``.
@@ -80,10 +93,7 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
             hi = hi_used + 1
             for p in range(P):
                 c = a[p]
-                qn[p, :hi, :hi] = pn[c, :hi, :hi]
-                qnj[p, :hi] = pnj[c, :hi]
-                qmk[p, :hi] = pmk[c, :hi]
-                qst[p, :hi] = pst[c, :hi]
+                _copy_particle(pn, pnj, pmk, pst, c, qn, qnj, qmk, qst, p, hi)
                 qmt[p] = pmt[c]
                 qused[p] = used[c]
                 qcur[p] = cur[c]

@@ -105,7 +105,7 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
     resample_hyperparameters(fam, stats, hyp, rng)
     vec, scal, conc = s.vec, s.scal, s.conc
     if resample[0] or resample[1] or resample[2]:
-        overrides = 0
+        overrides = np.int64(0)   # not 0: a literal compiles a second specialisation
         for j in range(vec.shape[1]):
             overrides += vec[_hcrp.O, j]
         resample_concentrations(conc[0], conc[1], conc[2], vec[_hcrp.NJ], scal[_hcrp._M_TOT],

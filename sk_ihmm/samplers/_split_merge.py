@@ -107,7 +107,7 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
             log_final[c] = 0.0
     pair[0] = k0
     pair[1] = k1
-    log_pred_block(fam, stats, pair, 2, hyp, Y, b, L, log_emit)
+    log_pred_block(fam, stats, pair, np.int64(2), hyp, Y, b, L, log_emit)
 
 
 @njit(cache=True, inline="always")
