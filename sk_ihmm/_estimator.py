@@ -25,6 +25,7 @@ from . import _messages
 from . import _diagnostics
 from ._chain import advance_chain, count_log_joints, first_round, make_problem, snapshot_hyp
 from ._compile_clock import compile_clock
+from ._hcrp import pred_weights
 from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
@@ -667,12 +668,8 @@ class InfiniteHMM(BaseEstimator):
 
     def _set_point_summary(self, snap):
         alpha, gamma, kappa = snap.conc
-        n, m = snap.n.astype(float), snap.m
-        K = n.shape[0] - 1
-        mk = m.sum(axis=0).astype(float)
-        p0 = mk / (mk.sum() + gamma)
-        pi = n + alpha * p0[None, :]
-        pi[1:, 1:] += kappa * np.eye(K)
+        pi = pred_weights(snap.n.astype(float), snap.m.sum(axis=0).astype(float),
+                          alpha, gamma, kappa)
         major = self._major_states(snap)
         self.major_states_ = np.flatnonzero(major)
         keep = np.concatenate([[0], 1 + self.major_states_])

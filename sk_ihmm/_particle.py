@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ._hcrp import root_prob
 from ._interrupt import check_interrupt
 from .emissions import log_pred, update
 
@@ -120,7 +121,7 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
             st = pst[p]   # one view per particle: views are reference-counted
             m_lw = -np.inf
             for k in range(1, nk + 1):
-                p0 = pmk[p, k] / (mt + gamma) if pmk[p, k] > 0 else gamma / (mt + gamma)
+                p0 = root_prob(pmk[p, k], mt, gamma)
                 num = pn[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
                 lw[k] = math.log(num / den) + log_pred(fam, st, k, hyp, Y, t)
                 if lw[k] > m_lw:
@@ -138,7 +139,7 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
                     knew = k
                     break
             # seat the customer j -> knew (table choice from counts only)
-            p0 = pmk[p, knew] / (mt + gamma) if pmk[p, knew] > 0 else gamma / (mt + gamma)
+            p0 = root_prob(pmk[p, knew], mt, gamma)
             w_root = alpha * p0
             w_rest = pn[p, j, knew] + (kappa_j if j == knew else 0.0)
             if rng.random() * (w_root + w_rest) < w_root:

@@ -63,6 +63,7 @@ from numba import njit
 
 from ._base import (LOG_2PI, PRIOR_MEAN_PRECISION, EmissionFamily,
                     Kernels, check_magnitude, family_tag, positive_definite_scale)
+from ._wishart import sample_inverse_wishart_cholesky
 
 __all__ = ["AutoRegressive", "PRIOR_NOISE_FRACTION"]
 
@@ -260,18 +261,7 @@ def _sample_param(stats, k, hyp, rng, out_all, j):
     for i in range(d):
         for c in range(i + 1):
             lp[i, c] = stats[k, o_L + (m + i) * q + m + c]
-    psi = lp @ lp.T
-    # Sigma ~ IW(nu_n, Psi_n): W ~ Wishart(nu_n, Psi_n^-1) by Bartlett, Sigma = W^-1
-    lpsi_inv = np.linalg.cholesky(np.linalg.inv(psi))
-    a = np.zeros((d, d))
-    for i in range(d):
-        a[i, i] = math.sqrt(2.0 * rng.gamma(0.5 * (nu_n - i), 1.0))
-        for c in range(i):
-            a[i, c] = rng.standard_normal()
-    la = lpsi_inv @ a
-    sigma = np.linalg.inv(la @ la.T)
-    sigma = 0.5 * (sigma + sigma.T)
-    chol = np.linalg.cholesky(sigma)
+    chol = sample_inverse_wishart_cholesky(lp @ lp.T, nu_n, rng)
     # A = (B_n K_n^{-T/2} + chol Z) L_K^{-1}, Z of iid N(0, 1): mean B_n K_n^{-1} = M_n,
     # row covariance Sigma, column covariance K_n^{-1}
     z = np.empty((d, m))

@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from .. import emissions as em
-from .._hcrp import count_log_joint, log_stirling_cover
+from .._hcrp import log_stirling_cover
+from .._joint import count_log_joint
 from .._hyper import resample_concentrations
 from .._labels import compact_labels
 from .._nrt import hold, nrt_free, uniform_int
