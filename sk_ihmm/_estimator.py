@@ -220,6 +220,12 @@ class InfiniteHMM(BaseEstimator):
         ``rcd_blocked`` and 64 for ``rcd_beam``).
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
+    split_merge_width : int, default=3
+        Each split-merge proposal of ``split_merge`` draws a width ``w``
+        uniformly in ``1 .. split_merge_width``: ``w = 1`` is Makino et
+        al.'s move on one state, ``w > 1`` splits (or merges) the states of
+        ``w`` consecutive steps together, by their context (1: Makino's
+        moves only).
     base_sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"}, default="rcd_beam"
         Sampler interleaved with split-merge moves (``"none"``: only
         split-merge moves).
@@ -398,6 +404,7 @@ class InfiniteHMM(BaseEstimator):
         n_init_particles=100,
         block_size=None,
         split_merge_trials=3,
+        split_merge_width=3,
         base_sampler="rcd_beam",
         n_particles=10,
         proposal="posterior",
@@ -432,6 +439,7 @@ class InfiniteHMM(BaseEstimator):
         self.n_init_particles = n_init_particles
         self.block_size = block_size
         self.split_merge_trials = split_merge_trials
+        self.split_merge_width = split_merge_width
         self.base_sampler = base_sampler
         self.n_particles = n_particles
         self.proposal = proposal
