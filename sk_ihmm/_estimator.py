@@ -221,11 +221,11 @@ class InfiniteHMM(BaseEstimator):
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
     split_merge_width : int, default=3
-        Each split-merge proposal of ``split_merge`` draws a width ``w``
-        uniformly in ``1 .. split_merge_width``: ``w = 1`` is Makino et
-        al.'s move on one state, ``w > 1`` splits (or merges) the states of
-        ``w`` consecutive steps together, by their context (1: Makino's
-        moves only).
+        When above 1, every sweep of ``split_merge`` adds
+        ``split_merge_trials`` chain proposals, each of a width ``w``
+        uniform in ``2 .. split_merge_width``, that split (or merge) the
+        states of ``w`` consecutive steps together, by their context
+        (1: Makino et al.'s one-state moves only).
     base_sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"}, default="rcd_beam"
         Sampler interleaved with split-merge moves (``"none"``: only
         split-merge moves).

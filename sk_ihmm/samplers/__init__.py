@@ -47,7 +47,7 @@ OPTIONS = {
         "Split-merge proposals per sweep of split_merge."),
     "split_merge_width": Option(
         3, [Interval(Integral, 1, None, closed="left")],
-        "Largest number of consecutive anchor steps of a split-merge proposal (1: Makino's moves only)."),
+        "Largest width of the chain proposals of split_merge, split_merge_trials of them per sweep (1: none)."),
     "base_sampler": Option(
         "rcd_beam", [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"})],
         "Sampler interleaved with the split-merge moves (\"none\": only split-merge moves)."),

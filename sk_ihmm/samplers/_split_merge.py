@@ -17,8 +17,9 @@ emissions of the fragments and ``t1`` are added back in exactly the reverse
 of the order of their removal, so the acceptance ratio is ``(r* / r_old)
 (q_old / q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
 
-A trial first draws a width ``w`` uniformly in ``1 .. split_merge_width``;
-``w > 1`` is a *chain* trial (our extension): the anchors are the runs
+When ``split_merge_width > 1``, as many *chain* trials (our extension)
+follow, each of a width ``w`` uniform in ``2 .. split_merge_width``: the
+anchors are the runs
 ``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1``, equal labels at every offset
 propose to split all ``w`` states at once (``t1 + i`` to fresh labels),
 different ones to merge them pairwise; the steps of those states are
@@ -749,7 +750,8 @@ def _options(problem):
 
 
 def step(state, problem, rng):
-    """One sweep: a base-sampler sweep, the split-merge trials, hyperparameters.
+    """One sweep: a base-sampler sweep, the split-merge trials (one-state,
+    then chain), hyperparameters.
 
     Returns
     -------
@@ -765,13 +767,14 @@ def step(state, problem, rng):
         # the base sweep leaves the concentrations alone; they are resampled
         # once, after the split-merge trials
         info.update(_BASE_STEPS[base](state, problem._replace(resample=np.zeros(3, np.bool_)), rng))
-    # the widths are drawn independently of the state, so the sweep is a
-    # fixed composition of kernels that each keep the posterior invariant
-    widths = 1 + rng.integers(max(1, min(width, state.x.shape[0] // 2)), size=trials)
-    chain = widths[widths > 1]
-    counts = split_merge_moves(state, problem, trials - chain.shape[0], rng)
-    if chain.shape[0]:
-        counts[:5] += chain_moves(state, problem, chain, rng)[:5]
+    counts = split_merge_moves(state, problem, trials, rng)
+    # chain trials come on top of the one-state ones, which merge down from
+    # many states; the widths do not depend on the state, so the sweep is a
+    # composition of kernels that each keep the posterior invariant
+    width = min(width, state.x.shape[0] // 2)
+    if width > 1 and trials:
+        counts[:5] += chain_moves(state, problem, 2 + rng.integers(width - 1, size=trials),
+                                  rng)[:5]
     finish_sweep(state, problem, rng)
     n_split, n_merge = counts[_N_SPLIT], counts[_N_MERGE]
     info["split_accept"] = counts[_ACC_SPLIT] / n_split if n_split else np.nan
