@@ -19,12 +19,11 @@ of the order of their removal, so the acceptance ratio is ``(r* / r_old)
 
 When ``split_merge_width > 1``, as many *chain* trials (our extension)
 follow, each of a width ``w`` uniform in ``2 .. split_merge_width``: the
-anchors are the runs
-``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1``, equal labels at every offset
-propose to split all ``w`` states at once (``t1 + i`` to fresh labels),
-different ones to merge them pairwise; the steps of those states are
-allocated by FFBS of a two-candidate HMM whose candidates depend on the
-step's group, anchors pinned.
+anchors are the runs ``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1``; equal
+labels at every offset propose to split all ``w`` states at once (``t1 +
+i`` to fresh labels), different ones to merge them pairwise; the steps of
+those states are allocated by FFBS of a two-candidate HMM whose candidates
+depend on the step's group, anchors pinned.
 
 Invariants: a split and the merge with the same pair (anchors) are each
 other's reverse; merges are rejected early only for discrete emissions (a
