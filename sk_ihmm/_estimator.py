@@ -221,6 +221,12 @@ class InfiniteHMM(BaseEstimator):
         ``rcd_blocked`` and 64 for ``rcd_beam``).
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
+    split_merge_width : int, default=3
+        When above 1, every sweep of ``split_merge`` adds
+        ``split_merge_trials`` chain proposals, each of a width ``w``
+        uniform in ``2 .. split_merge_width``, that split (or merge) the
+        states of ``w`` consecutive steps together, by their context
+        (1: Makino et al.'s one-state moves only).
     base_sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"}, default="rcd_beam"
         Sampler interleaved with split-merge moves (``"none"``: only
         split-merge moves).
@@ -399,6 +405,7 @@ class InfiniteHMM(BaseEstimator):
         n_init_particles=100,
         block_size=None,
         split_merge_trials=3,
+        split_merge_width=3,
         base_sampler="rcd_beam",
         n_particles=10,
         proposal="posterior",
@@ -433,6 +440,7 @@ class InfiniteHMM(BaseEstimator):
         self.n_init_particles = n_init_particles
         self.block_size = block_size
         self.split_merge_trials = split_merge_trials
+        self.split_merge_width = split_merge_width
         self.base_sampler = base_sampler
         self.n_particles = n_particles
         self.proposal = proposal
