@@ -12,7 +12,8 @@ Tables are stored explicitly, one linked list of table slots per (restaurant,
 dish) pair, in opening order. Every change goes through :func:`add_customer`
 / :func:`remove_customer`, which append to an undo log; :func:`undo` restores
 the *exact* previous seating (Makino et al. 2011, Section 3). Capacities grow
-by doubling in Python (:func:`grow`); kernels report, never overflow.
+by doubling in Python (:func:`grow`); kernels report, never overflow. The
+customer moves are inlined: the Gibbs sweep calls them per step.
 
 The seating is six arrays, the fields of :class:`Seating`, which a kernel
 unpacks once (``mat, vec, tab, log, scal, conc = s``):
@@ -220,7 +221,7 @@ def _log_op(log, scal, op, j, k, t):
     scal[_N_LOG] = i + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _open_table(mat, vec, tab, scal, j, k, override):
     t = scal[_FREE]
     scal[_FREE] = tab[t, NEXT]
@@ -249,7 +250,7 @@ def _open_table(mat, vec, tab, scal, j, k, override):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _close_table(mat, vec, tab, scal, j, k, t):
     prev = -1
     cur = mat[HEAD, j, k]
@@ -275,7 +276,7 @@ def _close_table(mat, vec, tab, scal, j, k, t):
             scal[_K] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pick_table(mat, tab, j, k, u):
     """The table of (j, k) where the cumulative table size first exceeds ``u``
     (``0 <= u < n[j, k]``): a table drawn proportionally to its size. The
@@ -297,7 +298,7 @@ def _pick_table(mat, tab, j, k, u):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
@@ -321,7 +322,7 @@ def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
         _log_op(log, scal, _ADD_NEW, j, k, t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""

@@ -86,7 +86,8 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
                                     alpha, gamma, kappa, k, q)
                 trans[nc] = tr
                 nc += 1
-        log_pred_block(fam, stats, cand, nc, hyp, Y, t, np.int64(1), logw)
+        # a literal length 1: numba specialises the block kernel for one step
+        log_pred_block(fam, stats, cand, nc, hyp, Y, t, 1, logw)
         mx = -np.inf
         for c in range(nc):
             mx = max(mx, logw[0, c])
