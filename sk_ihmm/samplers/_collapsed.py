@@ -123,8 +123,8 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
         overrides = np.int64(0)   # not 0: a literal compiles a second specialisation
         for j in range(vec.shape[1]):
             overrides += vec[_hcrp.O, j]
-        resample_concentrations(conc[0], conc[1], conc[2], vec[_hcrp.NJ], scal[_hcrp._M_TOT],
-                                overrides, scal[_hcrp._K], priors, resample, rng, conc)
+        resample_concentrations(conc[0], conc[1], conc[2], vec[_hcrp.NJ], scal[_hcrp.M_TOTAL],
+                                overrides, scal[_hcrp.N_DISHES], priors, resample, rng, conc)
     return _log_joint(s, stats, fam, hyp)
 
 

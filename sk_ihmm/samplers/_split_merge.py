@@ -40,7 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
+from .._hcrp import (M_TOTAL, N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, n_free_labels, pred_prob, remove_customer, undo)
 from .._messages import path_log_weight
 from .._nrt import nrt_free, uniform_int
@@ -99,7 +99,7 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
     ``k_c``. ``pair`` is a work array of two labels.
     """
     mat, vec, tab, log, scal, conc = s
-    m_tot = scal[_M_TOT]
+    m_tot = scal[M_TOTAL]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for c in range(2):
         k = k0 if c == 0 else k1
@@ -242,11 +242,11 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         if has_in:
             remove_customer(mat, vec, tab, log, scal, conc, j_in, b, rng)
             log_r_old += math.log(pred_prob(mat[N, j_in, b], vec[NJ, j_in], vec[MK, b],
-                                            scal[_M_TOT], alpha, gamma, kappa, j_in, b))
+                                            scal[M_TOTAL], alpha, gamma, kappa, j_in, b))
         if has_out:
             remove_customer(mat, vec, tab, log, scal, conc, b, k_out, rng)
             log_r_old += math.log(pred_prob(mat[N, b, k_out], vec[NJ, b], vec[MK, k_out],
-                                            scal[_M_TOT], alpha, gamma, kappa, b, k_out))
+                                            scal[M_TOTAL], alpha, gamma, kappa, b, k_out))
 
         # ---- 3. t1 with its new label, then F_1 .. F_U ----
         if split:
@@ -259,11 +259,11 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         vec[OCC, c] += 1
         if has_out:
             log_r_new += math.log(pred_prob(mat[N, c, k_out], vec[NJ, c], vec[MK, k_out],
-                                            scal[_M_TOT], alpha, gamma, kappa, c, k_out))
+                                            scal[M_TOTAL], alpha, gamma, kappa, c, k_out))
             add_customer(mat, vec, tab, log, scal, conc, c, k_out, rng)
         if has_in:
             log_r_new += math.log(pred_prob(mat[N, j_in, c], vec[NJ, j_in], vec[MK, c],
-                                            scal[_M_TOT], alpha, gamma, kappa, j_in, c))
+                                            scal[M_TOTAL], alpha, gamma, kappa, j_in, c))
             add_customer(mat, vec, tab, log, scal, conc, j_in, c, rng)
         log_q_new = 0.0
         n_added = U
@@ -387,7 +387,7 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
     transition from step ``l - 1`` to ``l``.
     """
     mat, vec, tab, log, scal, conc = s
-    m_tot = scal[_M_TOT]
+    m_tot = scal[M_TOTAL]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for l in range(L):
         t = fb_ + l
@@ -670,7 +670,7 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     while done < n_trials:
         # <= T customers, hence <= T tables, at any time: the free slots must
         # cover T minus those in use; <= 2 T logged operations
-        in_use = int(state.seating.scal[_N_TABLES])
+        in_use = int(state.seating.scal[N_TABLES])
         state.ensure_capacity(labels=2, tables=T - in_use + 8, log=2 * T + 8)
         done = _sm_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
@@ -718,7 +718,7 @@ def chain_moves(state, problem, widths, rng, early_stop=None):
     ibuf = np.empty(T + 2 + 4 * max_width, np.int64)
     done = 0
     while done < widths.shape[0]:
-        in_use = int(state.seating.scal[_N_TABLES])
+        in_use = int(state.seating.scal[N_TABLES])
         state.ensure_capacity(labels=max_width + 1, tables=T - in_use + 8, log=2 * T + 8)
         done = _chain_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
