@@ -2,34 +2,26 @@
 
 Conventions (``doc/model.rst``): restaurant ``0`` is the *start* restaurant,
 restaurant ``k >= 1`` belongs to hidden state ``k``; dishes are hidden
-states, labelled ``1 .. capacity-1`` (label ``0`` is never a dish); a
-customer of restaurant ``j`` eating dish ``k`` is one transition ``j -> k``. A
-new table of state restaurant ``j`` serves dish ``j`` as a sticky *override*
-with probability ``kappa / (alpha + kappa)``, otherwise it sends one customer
-to the root, a CRP with concentration ``gamma`` whose tables are the dishes.
+states, labelled ``1 .. capacity-1``; a customer of restaurant ``j`` eating
+dish ``k`` is one transition ``j -> k``. A new table of restaurant ``j``
+serves dish ``j`` as a sticky *override* with probability ``kappa / (alpha +
+kappa)``, otherwise it sends one customer to the root, a CRP with
+concentration ``gamma`` whose tables are the dishes.
 
-Tables are stored explicitly, one linked list of table slots per (restaurant,
-dish) pair, in opening order. Every change goes through :func:`add_customer`
-/ :func:`remove_customer`, which append to an undo log; :func:`undo` restores
+Tables are stored explicitly, a linked list of table slots per (restaurant,
+dish) pair. Every change goes through :func:`add_customer` /
+:func:`remove_customer`, which append to an undo log; :func:`undo` restores
 the *exact* previous seating (Makino et al. 2011, Section 3). Capacities grow
-by doubling in Python (:func:`grow`); kernels report, never overflow. The
-customer moves are inlined: the Gibbs sweep calls them per step.
+by doubling in Python (:func:`grow`); kernels report, never overflow.
 
-The seating is six arrays, the fields of :class:`Seating`, which a kernel
-unpacks once (``mat, vec, tab, log, scal, conc = s``):
-
-* ``mat`` ``(3, C, C)`` int64 ``[N | M | HEAD, j, k]``: customers, root
-  (non-override) tables, first table slot of the pair (``-1``: none);
-* ``vec`` ``(4, C)`` int64 ``[O | NJ | MK | OCC, k]``: override tables and
-  customers of restaurant ``k``, root customers (= root tables below) of dish
-  ``k``, time steps assigned to state ``k``;
-* ``tab`` ``(P, 3)`` int64 ``[t, SIZE | NEXT | OVER]``: customers at slot
-  ``t``, next table of the pair (or next free slot), 1 for an override;
-* ``log`` ``(U, 4)`` int64, undo-log rows ``(op, j, k, table)``; ``scal``
-  ``(6,)`` int64, totals (``M_TOTAL`` .. ``N_TABLES``); ``conc`` ``(3,)``
-  float64, ``alpha, gamma, kappa``.
-
-Why this layout: doc/internals.rst, section "The seating (_hcrp.py)".
+The seating is the six arrays of :class:`Seating` (``mat, vec, tab, log,
+scal, conc = s`` in a kernel): ``mat[N | M | HEAD, j, k]`` customers, root
+tables and first table slot of a pair; ``vec[O | NJ | MK | OCC, k]``
+override tables and customers of restaurant ``k``, root customers of dish
+``k``, steps in state ``k``; ``tab[t, SIZE | NEXT | OVER]`` per table slot;
+``log`` the undo log ``(op, j, k, table)``; ``scal[M_TOTAL .. N_TABLES]``
+the totals; ``conc`` ``alpha, gamma, kappa``. Why this layout:
+doc/internals.rst, section "The seating (_hcrp.py)".
 """
 
 from collections import namedtuple
