@@ -1,4 +1,5 @@
-"""Hand a ``numpy.random.Generator`` to a numba kernel without unboxing it.
+"""Hand a ``numpy.random.Generator`` to a numba kernel without unboxing it;
+and :func:`draw_index`, the categorical draw every kernel shares.
 
 Every kernel draws its randomness from a ``numpy.random.Generator`` that the
 caller passes in (numba's global RNG is never used), which makes the chains
