@@ -161,6 +161,81 @@ def _two_state_backward(log_trans, log_final, la, rng, path):
         path[t] = k
 
 
+@njit(cache=True, inline="always")
+def _draw_anchors(n, rng):
+    """Distinct starts ``t1``, ``t2`` uniform in ``0 .. n - 1`` and ``log u``."""
+    t1 = uniform_int(n, rng)
+    t2 = uniform_int(n - 1, rng)
+    if t2 >= t1:
+        t2 += 1
+    u = rng.random()
+    return t1, t2, (math.log(u) if u > 0.0 else -np.inf)
+
+
+@njit(cache=True, inline="always")
+def _shuffle(order, lo, hi, rng):
+    """Shuffle ``order[lo:hi]`` in place (Fisher-Yates)."""
+    for i in range(hi - 1, lo, -1):
+        j = lo + uniform_int(i - lo + 1, rng)
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp
+
+
+@njit(cache=True, inline="always")
+def _fragment(f, fb, fe, x, seq_first, seq_last):
+    """Bounds ``fb_``, ``fe_`` of fragment ``f`` and its neighbours' labels
+    ``prev`` (0, the start restaurant, at a sequence start), ``nxt`` (-1 at
+    a sequence end)."""
+    fb_, fe_ = fb[f], fe[f]
+    prev = 0 if seq_first[fb_] else x[fb_ - 1]
+    nxt = -1 if seq_last[fe_ - 1] else x[fe_]
+    return fb_, fe_, prev, nxt
+
+
+@njit(cache=True, inline="always")
+def _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp, rng, iwork):
+    """Save the labels of steps ``fb_ .. fe_ - 1`` in ``xsave`` and remove
+    them; returns the log predictive of what was removed."""
+    mat, vec, tab, log, scal, conc = s
+    for t in range(fb_, fe_):
+        xsave[t] = x[t]
+    return remove_seq(mat, vec, tab, log, scal, conc,
+                      stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+
+
+@njit(cache=True, inline="always")
+def _tally(counts, split, accept):
+    """Count a trial as a split or merge tried, and accepted if ``accept``."""
+    if split:
+        counts[_N_SPLIT] += 1
+    else:
+        counts[_N_MERGE] += 1
+    if accept:
+        if split:
+            counts[_ACC_SPLIT] += 1
+        else:
+            counts[_ACC_MERGE] += 1
+
+
+@njit(cache=True, inline="always")
+def _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork):
+    """Give the fragments of a rejected trial back their labels ``xsave`` and
+    emissions (``undo`` restores the seating): ``order[:n_added]`` were added
+    with new labels, the others are still out."""
+    for i in range(U):
+        f = order[i]
+        fb_, fe_ = fb[f], fe[f]
+        if i < n_added:
+            move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam, iwork)
+            for t in range(fb_, fe_):
+                x[t] = xsave[t]
+        else:
+            for t in range(fb_, fe_):
+                update(fam, stats, x[t], Y, t, 1.0)
+                vec[OCC, x[t]] += 1
+
+
 @nrt_free
 def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                early_stop, rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts,
@@ -187,23 +262,14 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         if free_label(vec, 1) < 0:
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
-        t1 = uniform_int(T, rng)
-        t2 = uniform_int(T - 1, rng)
-        if t2 >= t1:
-            t2 += 1
-        u = rng.random()
-        log_u = math.log(u) if u > 0.0 else -np.inf
+        t1, t2, log_u = _draw_anchors(T, rng)
         a = x[t2]
         b = x[t1]
         split = a == b
         U = _find_fragments(x, seq_first, t1, t2, a, b, fb, fe)
         for i in range(U):
             order[i] = i
-        for i in range(U - 1, 0, -1):
-            j = uniform_int(i + 1, rng)
-            tmp = order[i]
-            order[i] = order[j]
-            order[j] = tmp
+        _shuffle(order, 0, U, rng)
         # t1's own customers: the transitions from t1 - 1 (restaurant 0 at a
         # sequence start) and to t1 + 1, unless that neighbour is a fragment
         # step (then the fragment's remove_seq / add_seq handles it)
@@ -217,15 +283,10 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
-            for l in range(L):
-                xsave[fb_ + l] = x[fb_ + l]
-            log_r_old += remove_seq(mat, vec, tab, log, scal, conc,
-                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+            log_r_old += _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp,
+                                          rng, iwork)
             if not split:
                 le = emit_buf[:L]
                 pth = path_buf[:L]
@@ -268,11 +329,8 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         log_q_new = 0.0
         n_added = U
         for i in range(U):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
             if split:
                 le = emit_buf[:L]
                 pth = path_buf[:L]
@@ -298,16 +356,9 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         accept = n_added == U and log_u < log_ratio
-        if split:
-            counts[_N_SPLIT] += 1
-        else:
-            counts[_N_MERGE] += 1
+        _tally(counts, split, accept)
         if accept:
             clear_log(scal)
-            if split:
-                counts[_ACC_SPLIT] += 1
-            else:
-                counts[_ACC_MERGE] += 1
         else:
             undo(mat, vec, tab, log, scal, conc)
             update(fam, stats, c, Y, t1, -1.0)
@@ -315,18 +366,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
             update(fam, stats, b, Y, t1, 1.0)
             vec[OCC, b] += 1
             x[t1] = b
-            for i in range(U):
-                f = order[i]
-                fb_, fe_ = fb[f], fe[f]
-                if i < n_added:
-                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam,
-                                   iwork)
-                    for t in range(fb_, fe_):
-                        x[t] = xsave[t]
-                else:
-                    for t in range(fb_, fe_):
-                        update(fam, stats, x[t], Y, t, 1.0)
-                        vec[OCC, x[t]] += 1
+            _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork)
     return n_trials
 
 
@@ -485,12 +525,7 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
             return trial
         # ---- 1. anchors, threshold; split, merge or nothing ----
         w = widths[trial]
-        t1 = uniform_int(T - w + 1, rng)
-        t2 = uniform_int(T - w, rng)
-        if t2 >= t1:
-            t2 += 1
-        u = rng.random()
-        log_u = math.log(u) if u > 0.0 else -np.inf
+        t1, t2, log_u = _draw_anchors(T - w + 1, rng)
         if abs(t1 - t2) < w:
             counts[_VOID] += 1
             continue
@@ -535,26 +570,17 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
             if not _holds_anchor(fb[f], fe[f], t1, t2, w):
                 order[n_rest] = f
                 n_rest += 1
-        for i in range(U - 1, n_anch, -1):
-            j = n_anch + uniform_int(i - n_anch + 1, rng)
-            tmp = order[i]
-            order[i] = order[j]
-            order[j] = tmp
+        _shuffle(order, n_anch, U, rng)
 
         # ---- 2. remove F_U .. F_1 (q_old of a merge on the way) ----
         clear_log(scal)
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
-            for l in range(L):
-                xsave[fb_ + l] = x[fb_ + l]
-            log_r_old += remove_seq(mat, vec, tab, log, scal, conc,
-                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+            log_r_old += _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp,
+                                          rng, iwork)
             if not split:
                 _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                            cand, log_init, tr_buf, emit_buf, log_final)
@@ -569,11 +595,8 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
         log_q_new = 0.0
         n_added = U
         for i in range(U):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
             if split:
                 _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                            cand, log_init, tr_buf, emit_buf, log_final)
@@ -600,30 +623,12 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         accept = n_added == U and log_u < log_ratio
-        if split:
-            counts[_N_SPLIT] += 1
-        else:
-            counts[_N_MERGE] += 1
+        _tally(counts, split, accept)
         if accept:
             clear_log(scal)
-            if split:
-                counts[_ACC_SPLIT] += 1
-            else:
-                counts[_ACC_MERGE] += 1
         else:
             undo(mat, vec, tab, log, scal, conc)
-            for i in range(U):
-                f = order[i]
-                fb_, fe_ = fb[f], fe[f]
-                if i < n_added:
-                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam,
-                                   iwork)
-                    for t in range(fb_, fe_):
-                        x[t] = xsave[t]
-                else:
-                    for t in range(fb_, fe_):
-                        update(fam, stats, x[t], Y, t, 1.0)
-                        vec[OCC, x[t]] += 1
+            _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork)
     return n_trials
 
 
