@@ -217,8 +217,10 @@ def _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp, rng, 
 
 
 @njit(cache=True, inline="always")
-def _tally(counts, split, accept):
-    """Count a trial as a split or merge tried, and accepted if ``accept``."""
+def _settle(s, counts, split, accept):
+    """Count a trial as a split or merge tried, and accepted if ``accept``;
+    keep its seating (clear the undo log) or replay the undo log."""
+    mat, vec, tab, log, scal, conc = s
     if split:
         counts[_N_SPLIT] += 1
     else:
@@ -228,6 +230,9 @@ def _tally(counts, split, accept):
             counts[_ACC_SPLIT] += 1
         else:
             counts[_ACC_MERGE] += 1
+        clear_log(scal)
+    else:
+        undo(mat, vec, tab, log, scal, conc)
 
 
 @njit(cache=True, inline="always")
@@ -367,11 +372,10 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         accept = n_added == U and log_u < log_ratio
-        _tally(counts, split, accept)
-        if accept:
-            clear_log(scal)
-        else:
-            undo(mat, vec, tab, log, scal, conc)
+        _settle(s, counts, split, accept)
+        if not accept:
+            # t1 between undo and the fragments: the statistics are
+            # floating-point sums, another order changes their last bits
             update(fam, stats, c, Y, t1, -1.0)
             vec[OCC, c] -= 1
             update(fam, stats, b, Y, t1, 1.0)
@@ -586,11 +590,8 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         accept = n_added == U and log_u < log_ratio
-        _tally(counts, split, accept)
-        if accept:
-            clear_log(scal)
-        else:
-            undo(mat, vec, tab, log, scal, conc)
+        _settle(s, counts, split, accept)
+        if not accept:
             _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork)
     return n_trials
 
