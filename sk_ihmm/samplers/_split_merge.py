@@ -1,38 +1,25 @@
 """Sequentially-allocated split-merge moves through the RCD sampler (``split_merge``).
 
-Makino et al. (2011), Section 4.4 and Algorithms 9-10, after the
-sequentially-allocated merge-split sampler of Dahl (2003). A sweep of
-``split_merge`` is one sweep of a base sampler (option ``base_sampler``:
-``"rcd_gibbs"``, ``"rcd_blocked"``, ``"rcd_beam"`` or ``"none"``), then
-``split_merge_trials`` split-merge trials, then the hyperparameter updates
-(defaults in :data:`sk_ihmm.samplers.OPTIONS`).
+Makino et al. (2011), Section 4.4 and Algorithms 9-10, after Dahl (2003). A
+sweep is one sweep of the ``base_sampler`` (``"rcd_gibbs"``, ``"rcd_blocked"``,
+``"rcd_beam"`` or ``"none"``), ``split_merge_trials`` one-state trials, as
+many *chain* trials when ``split_merge_width > 1``, then the hyperparameter
+updates.
 
-A trial draws an ordered pair of distinct steps ``t1 != t2`` and the
-threshold ``u``. If they share a label it proposes a split: ``t1`` gets a
-fresh label and the *fragments* (the maximal runs of steps labelled ``a`` or
-``b`` other than ``t1``, ``t2``) are allocated one by one, in random order, by
-FFBS of a two-state HMM on the current seating's predictives. Otherwise it
-proposes the merge of ``b = x[t1]`` into ``a = x[t2]``. The customers and
-emissions of the fragments and ``t1`` are added back in exactly the reverse
-of the order of their removal, so the acceptance ratio is ``(r* / r_old)
-(q_old / q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
+A one-state trial draws steps ``t1 != t2``: a shared label proposes a split
+(``t1`` gets a fresh label and the runs of the two states' other steps are
+allocated one by one, in random order, by a two-state FFBS on the seating's
+predictives), different labels the merge of ``x[t1]`` into ``x[t2]``. A
+chain trial (our extension) does the same for the ``w`` states of the runs
+``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1`` at once. Everything removed is
+added back in the reverse order, so the ratio is ``(r* / r_old) (q_old /
+q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
 
-When ``split_merge_width > 1``, as many *chain* trials (our extension)
-follow, each of a width ``w`` uniform in ``2 .. split_merge_width``: the
-anchors are the runs ``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1``; equal
-labels at every offset propose to split all ``w`` states at once (``t1 +
-i`` to fresh labels), different ones to merge them pairwise; the steps of
-those states are allocated by FFBS of a two-candidate HMM whose candidates
-depend on the step's group, anchors pinned.
-
-Invariants: a split and the merge with the same pair (anchors) are each
-other's reverse; merges are rejected early only for discrete emissions (a
-continuous predictive density can exceed 1); a trial needs one free label
-(a chain trial as many as the largest width), checked before any of its
-random draws.
-
-Derivation and exactness argument: doc/internals.rst, section "Split-merge
-moves (samplers/_split_merge.py)", and its paragraph "Chain moves".
+Invariants: a split and the merge with the same anchors are each other's
+reverse; merges are rejected early only for discrete emissions (a continuous
+density can exceed 1); a trial's free labels are checked before any of its
+random draws. Derivation and exactness: doc/internals.rst, "Split-merge
+moves (samplers/_split_merge.py)" and its paragraph "Chain moves".
 """
 
 import math
