@@ -251,7 +251,9 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     accepted, merges tried and accepted, merges rejected early. Compiled with
     numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`): every
     work array comes from the caller (``small``: 8 floats, ``ibuf``: ``T + 2``
-    integers).
+    integers), hence the long parameter list. A trial's four steps stay in
+    this loop because they share its draws and its undo log; the pieces the
+    chain trials share are the inline helpers above.
     """
     rng = as_generator(rng)
     T = x.shape[0]
@@ -462,7 +464,9 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
 
     Returns the number of trials done (fewer when fewer than ``max_width >=
     widths`` labels are free: the caller grows the seating and resumes).
-    ``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers.
+    ``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers. Like
+    :func:`_sm_trials`, it allocates nothing (reference counting off), so
+    its work arrays are parameters.
     """
     rng = as_generator(rng)
     T = x.shape[0]
