@@ -72,14 +72,38 @@ the sticky model), the same data, initial labels, table and plots; the jll
 plot then has a second row against CPU seconds. Outputs are named
 ``pgas_figure5{_quick}{_paperprior}*`` instead of ``pgas_paper*``.
 
+``--seeds N``: N chains per row, chain seeds ``--seed`` .. ``--seed + N - 1``
+(a seed fixes the initial labels, shared by the samplers of a setting, and
+each sampler's random stream). Default 5 with ``--figure5`` (1 with
+``--quick``), 1 otherwise. With N > 1 the table gives, per row, the mean
+± sd over seeds (and the min/max) of JLL_2h, K_end and ms/sw, how many
+seeds reach and how many settle at the true K, the mean atK and NMI; per
+setting, with ``--figure5``, paired by seed:
+
+* how many seeds the posterior proposal beats the prior one (N=10 and N=50),
+  by JLL_2h (per sweep: both chains ran the same sweeps) and by JLL_cpu
+  (per CPU second: the mean joint log-likelihood over the second half of the
+  CPU time the cheaper chain of the pair spent, ``(t/2, t]``);
+* how many seeds N=50 beats N=10 (posterior and prior proposal), the same
+  two ways.
+
+The per-chain rows (the one-seed table's columns) go to
+``{prefix}{suffix}_runs.csv``. The K and JLL plots then draw every seed's
+chain as a thin line and the median over seeds (per sweep; per CPU second on
+a grid up to the shortest chain's CPU time) as a thick one; the transition
+matrices are the first seed's; the reference line is the mean of the
+reference chains' JLL_2h.
+
 Usage::
 
     python benchmarks/bench_pgas_paper.py [--iters 1000] [--budget S] [--jobs 2]
         [--quick] [--figure5] [--data 4 10] [--k-init 3 30] [--models nonsticky sticky]
-        [--prior weak|paper] [--samplers pgas rcd_beam rcd_gibbs] [--no-plots]
+        [--prior weak|paper] [--samplers pgas rcd_beam rcd_gibbs] [--seed 0] [--seeds N]
+        [--no-plots]
 """
 
 import argparse
+import csv
 import os
 import sys
 import time
@@ -283,6 +307,155 @@ def setting_label(k_init, sticky):
     return f"K_init={k_init}, {'sticky' if sticky else 'non-sticky'}"
 
 
+CSV_FIELDS = ["data", "k_init", "sticky", "sampler", "seed", "sweeps", "cpu_s", "ms_sw", "ffbs_ms",
+              "ffbs_wall_ms", "settle", "settle_s", "first", "first_s", "at_k", "k100", "k200", "k_end",
+              "nmi", "jll_end", "jll_2h", "native", "kappa", "accept"]
+
+
+def csv_row(r):
+    """One chain as a CSV row (the one-seed table's columns; K_init 0 = truth)."""
+    k_true, k_init, sticky, name, _, _, seed, _ = r["cfg"]
+    return [k_true, k_init, int(sticky), name, seed, r["sweeps"], f"{r['secs'][-1]:.3f}",
+            f"{r['ms']:.4f}", f"{r['ffbs']:.4f}", f"{r['ffbs_wall']:.4f}", r["settle"], r["settle_s"],
+            r["first"], r["first_s"], f"{r['at_k']:.4f}", r["k100"], r["k200"], r["k_end"],
+            f"{r['nmi']:.4f}", f"{r['jllc_end']:.2f}", f"{r['jllc_2nd']:.2f}", f"{r['jll_end']:.2f}",
+            f"{r['kappa']:.4f}", f"{r['accept']:.4f}"]
+
+
+def write_runs_csv(results, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_FIELDS)
+        for r in results:
+            w.writerow(["" if v is None else v for v in csv_row(r)])
+
+
+def mean_sd(v):
+    """Mean and sample sd (0 for a single value)."""
+    v = np.asarray(v, float)
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+SUMMARY_HEADER = (f"{'data':>4} {'K_init':>6} {'sticky':>6} {'sampler':13} {'seeds':>5} {'sweeps':>6} "
+                  f"{'ms/sw':>7} {'± sd':>6} {'K_end':>5} {'± sd':>4} {'range':>5} {'reach':>5} "
+                  f"{'settl':>5} {'atK':>5} {'NMI':>5} {'JLL_2h':>9} {'± sd':>6} {'min':>9} {'max':>9}")
+
+
+def summary_row(rs):
+    """Mean ± sd over the seeds of one row (data, K_init, model, sampler)."""
+    k_true, k_init, sticky, name = rs[0]["cfg"][:4]
+    n = len(rs)
+    ms, ms_sd = mean_sd([r["ms"] for r in rs])
+    ke = [r["k_end"] for r in rs]
+    ke_m, ke_sd = mean_sd(ke)
+    jl = [r["jllc_2nd"] for r in rs]
+    jl_m, jl_sd = mean_sd(jl)
+    reach = sum(r["first"] is not None for r in rs)
+    settled = sum(r["settle"] is not None for r in rs)
+    return (f"{k_true:>4} {k_init if k_init else 'truth':>6} {'yes' if sticky else 'no':>6} {name:13} {n:>5} "
+            f"{np.mean([r['sweeps'] for r in rs]):6.0f} {ms:7.2f} {ms_sd:6.2f} {ke_m:5.1f} {ke_sd:4.1f} "
+            f"{f'{min(ke)}-{max(ke)}':>5} {f'{reach}/{n}':>5} {f'{settled}/{n}':>5} "
+            f"{np.mean([r['at_k'] for r in rs]):5.2f} {np.mean([r['nmi'] for r in rs]):5.3f} "
+            f"{jl_m:9.1f} {jl_sd:6.1f} {min(jl):9.1f} {max(jl):9.1f}")
+
+
+def jll_cpu(r, t):
+    """Mean count-level JLL over the sweeps that end in (t/2, t] CPU seconds.
+
+    Compares two chains on the same CPU time: t is the CPU time of the cheaper
+    chain of a pair, so a costly sampler is judged on the sweeps it could
+    afford, not on as many sweeps as the cheap one.
+    """
+    sel = (r["secs"] > t / 2) & (r["secs"] <= t)
+    if sel.any():
+        return float(r["jllc"][sel].mean())
+    # fewer sweeps than the window holds: the last value reached by t
+    i = max(int(np.searchsorted(r["secs"], t, side="right")) - 1, 0)
+    return float(r["jllc"][i])
+
+
+def paired_wins(by_seed, a, b, per_cpu):
+    """Seeds in which row a beats row b (paired by seed): wins, pairs, median a - b."""
+    diffs = []
+    for runs in by_seed.values():
+        if a not in runs or b not in runs:
+            continue
+        ra, rb = runs[a], runs[b]
+        if per_cpu:
+            t = min(ra["secs"][-1], rb["secs"][-1])
+            diffs.append(jll_cpu(ra, t) - jll_cpu(rb, t))
+        else:
+            diffs.append(ra["jllc_2nd"] - rb["jllc_2nd"])
+    diffs = np.array(diffs)
+    return int((diffs > 0).sum()), diffs.size, float(np.median(diffs)) if diffs.size else np.nan
+
+
+# (label, a, b): "a beats b" comparisons of --figure5, each per sweep and per CPU second
+FIGURE5_PAIRS = [
+    ("posterior beats prior, N=10", "pgas-n10-post", "pgas-n10-pri"),
+    ("posterior beats prior, N=50", "pgas-n50-post", "pgas-n50-pri"),
+    ("N=50 beats N=10, posterior", "pgas-n50-post", "pgas-n10-post"),
+    ("N=50 beats N=10, prior", "pgas-n50-pri", "pgas-n10-pri"),
+]
+
+
+def figure5_comparisons(results):
+    """Per setting and over all settings: in how many seeds each FIGURE5_PAIRS row holds."""
+    settings = {}
+    for r in results:
+        k_true, k_init, sticky, name, _, _, seed, _ = r["cfg"]
+        if k_init != 0:
+            settings.setdefault((k_true, k_init, sticky), {}).setdefault(seed, {})[name] = r
+    lines = []
+    totals = {(lab, cpu): [0, 0] for lab, _, _ in FIGURE5_PAIRS for cpu in (False, True)}
+    for (k_true, k_init, sticky), by_seed in sorted(settings.items()):
+        lines.append(f"{k_true}-state, {setting_label(k_init, sticky)}:")
+        for lab, a, b in FIGURE5_PAIRS:
+            parts = []
+            for cpu in (False, True):
+                w, n, med = paired_wins(by_seed, a, b, cpu)
+                if n == 0:
+                    continue
+                totals[lab, cpu][0] += w
+                totals[lab, cpu][1] += n
+                parts.append(f"{w}/{n} seeds {'per CPU s' if cpu else 'per sweep'} (median difference "
+                             f"{med:+.1f})")
+            if parts:
+                lines.append(f"  {lab:29}: " + "; ".join(parts))
+    lines.append("All settings:")
+    for lab, _, _ in FIGURE5_PAIRS:
+        (ws, ns), (wc, nc) = totals[lab, False], totals[lab, True]
+        if ns:
+            lines.append(f"  {lab:29}: {ws}/{ns} (setting, seed) pairs per sweep; {wc}/{nc} per CPU s")
+    return lines
+
+
+def median_on_grid(curves, grid):
+    """Median over chains of step functions (x increasing, y) evaluated on grid."""
+    vals = []
+    for x, y in curves:
+        i = np.clip(np.searchsorted(x, grid, side="right") - 1, 0, len(y) - 1)
+        vals.append(y[i])
+    return np.median(vals, axis=0)
+
+
+def plot_runs(ax, name, curves, per_cpu):
+    """One line per chain; with several chains thin ones plus a thick median."""
+    color = COLORS.get(name)
+    if len(curves) == 1:
+        ax.plot(*curves[0], color=color, label=name, lw=1)
+        return
+    for x, y in curves:
+        ax.plot(x, y, color=color, lw=0.5, alpha=0.35)
+    if per_cpu:
+        # up to the shortest chain: beyond it the median would be over fewer chains
+        grid = np.linspace(min(x[0] for x, _ in curves), min(x[-1] for x, _ in curves), 400)
+    else:
+        grid = curves[int(np.argmin([len(x) for x, _ in curves]))][0]
+    ax.plot(grid, median_on_grid(curves, grid), color=color, lw=1.6,
+            label=f"{name} (median of {len(curves)})")
+
+
 def make_plots(results, args, suffix, prefix="pgas_paper"):
     try:
         import matplotlib
@@ -292,22 +465,32 @@ def make_plots(results, args, suffix, prefix="pgas_paper"):
         return ["(matplotlib not installed: no plots)"]
     written = []
     for k_true in args.data:
-        refs = {r["cfg"][2]: r for r in results if r["cfg"][0] == k_true and r["cfg"][1] == 0}
+        # reference level: mean over the seeds of the chains started at the truth
+        refs = {}
+        for r in results:
+            if r["cfg"][0] == k_true and r["cfg"][1] == 0:
+                refs.setdefault(r["cfg"][2], []).append(r)
         rs = [r for r in results if r["cfg"][0] == k_true and r["cfg"][1] != 0]
         settings = sorted({(r["cfg"][1], r["cfg"][2]) for r in rs})
         ncol = len(settings)
+
+        def runs_of(k_init, sticky):
+            """Chains of one setting, by sampler in the order of args.samplers."""
+            by = {}
+            for r in rs:
+                if (r["cfg"][1], r["cfg"][2]) == (k_init, sticky):
+                    by.setdefault(r["cfg"][3], []).append(r)
+            return [(name, by[name]) for name in args.samplers if name in by]
+
         # K per sweep and per CPU second
         fig, axes = plt.subplots(2, ncol, figsize=(4 * ncol, 6.5), squeeze=False)
         for c, (k_init, sticky) in enumerate(settings):
-            for r in rs:
-                if (r["cfg"][1], r["cfg"][2]) != (k_init, sticky):
-                    continue
-                name = r["cfg"][3]
-                it = np.arange(r["sweeps"] + 1)
-                kk = np.concatenate([[r["k0"]], r["k"]])
-                ss = np.concatenate([[0.0], r["secs"]])
-                axes[0, c].plot(it, kk, color=COLORS.get(name), label=name, lw=1)
-                axes[1, c].plot(ss, kk, color=COLORS.get(name), label=name, lw=1)
+            for name, runs in runs_of(k_init, sticky):
+                kk = [np.concatenate([[r["k0"]], r["k"]]) for r in runs]
+                it = [np.arange(r["sweeps"] + 1) for r in runs]
+                ss = [np.concatenate([[0.0], r["secs"]]) for r in runs]
+                plot_runs(axes[0, c], name, list(zip(it, kk)), per_cpu=False)
+                plot_runs(axes[1, c], name, list(zip(ss, kk)), per_cpu=True)
             for row in range(2):
                 axes[row, c].axhline(k_true, color="k", ls="--", lw=0.8, label="truth")
                 axes[row, c].set_ylabel("K (used states)")
@@ -330,18 +513,18 @@ def make_plots(results, args, suffix, prefix="pgas_paper"):
             hi = max(r["jllc"].max() for r in rs if (r["cfg"][1], r["cfg"][2]) == (k_init, sticky))
             ref = refs.get(sticky)
             if ref is not None:
-                hi = max(hi, ref["jllc_2nd"])
+                ref_level = float(np.mean([r["jllc_2nd"] for r in ref]))
+                hi = max(hi, ref_level)
             for row in range(nrow):
                 ax = axes[row, c]
-                for r in rs:
-                    if (r["cfg"][1], r["cfg"][2]) != (k_init, sticky):
-                        continue
-                    name = r["cfg"][3]
-                    xs = np.arange(1, r["sweeps"] + 1) if row == 0 else r["secs"]
-                    ax.plot(xs, r["jllc"], color=COLORS.get(name), label=name, lw=1)
+                for name, runs in runs_of(k_init, sticky):
+                    curves = [(np.arange(1, r["sweeps"] + 1) if row == 0 else r["secs"], r["jllc"])
+                              for r in runs]
+                    plot_runs(ax, name, curves, per_cpu=row == 1)
                 if ref is not None:
-                    ax.axhline(ref["jllc_2nd"], color="k", ls="--", lw=0.8,
-                               label=f"{ref['cfg'][3]} from truth (2nd-half mean)")
+                    ax.axhline(ref_level, color="k", ls="--", lw=0.8,
+                               label=f"{ref[0]['cfg'][3]} from truth (2nd-half mean"
+                                     + (f", mean of {len(ref)})" if len(ref) > 1 else ")"))
                 ax.set_ylim(lo - 0.1 * (hi - lo) - 50, hi + 0.05 * (hi - lo) + 10)
                 ax.set_xlabel("sweep" if row == 0 else "CPU seconds")
                 ax.set_ylabel("joint log-likelihood")
@@ -365,7 +548,8 @@ def make_plots(results, args, suffix, prefix="pgas_paper"):
             axes[row, 0].set_ylabel(setting_label(k_init, sticky), fontsize=8)
             for c, name in enumerate(names, start=1):
                 ax = axes[row, c]
-                r = next((r for r in rs if r["cfg"][1:4] == (k_init, sticky, name)), None)
+                r = next((r for r in rs if r["cfg"][1:4] == (k_init, sticky, name)
+                          and r["cfg"][6] == args.seed), None)
                 if r is None:
                     ax.axis("off")
                     continue
@@ -375,7 +559,8 @@ def make_plots(results, args, suffix, prefix="pgas_paper"):
                 ax.set_xticks([])
                 ax.set_yticks([])
         fig.suptitle(f"{k_true}-state: transition matrices (final state's counts, rows "
-                     f"normalised, states by mean)", fontsize=9)
+                     f"normalised, states by mean)"
+                     + (f"; chain seed {args.seed}" if args.seeds > 1 else ""), fontsize=9)
         fig.tight_layout()
         path = os.path.join(RESULTS, f"{prefix}{suffix}_trans_{k_true}state.png")
         fig.savefig(path, dpi=90)
@@ -398,7 +583,10 @@ def main(argv=None):
                     help="the paper's Figure 5: pgas with the prior / posterior proposal and N=10 / 50 "
                          "particles (non-sticky unless --models says otherwise); outputs pgas_figure5*")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (chains in parallel)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="first chain seed")
+    ap.add_argument("--seeds", type=int, default=None,
+                    help="chains per row, seeds --seed .. --seed+N-1 (default 5 with --figure5, "
+                         "1 with --quick or without --figure5)")
     ap.add_argument("--prior", choices=list(PRIORS), default="weak",
                     help="Gaussian emission prior: weak (default: mu0=0, lambda0=0.01, a0=1, b0=1) or "
                          "paper (~fixed sd 0.5, means ~ N(0, 2^2): lambda0=0.0625, a0=1000, b0=250)")
@@ -412,6 +600,9 @@ def main(argv=None):
         args.k_init = [30] if args.quick else [3, 30]
     if args.samplers is None:
         args.samplers = FIGURE5_SAMPLERS if args.figure5 else DEFAULT_SAMPLERS
+    if args.seeds is None:
+        args.seeds = 5 if args.figure5 and not args.quick else 1
+    seeds = list(range(args.seed, args.seed + args.seeds))
     if args.models is None:
         args.models = ["nonsticky"] if args.quick or args.figure5 else ["nonsticky", "sticky"]
     suffix = ("_quick" if args.quick else "") + ("" if args.prior == "weak" else f"_{args.prior}prior")
@@ -440,9 +631,12 @@ def main(argv=None):
         + ("pgas-nN-post / pgas-nN-pri: pgas with N particles and the posterior / prior proposal "
            "(the paper's Figure 5)." if args.figure5 else
            "pgas: N=10 particles, posterior proposal; rcd_beam: default block size."))
-    out(f"One chain per row: {args.iters} sweeps"
+    out(("One chain per row" if args.seeds == 1 else f"{args.seeds} chains per row")
+        + f": {args.iters} sweeps"
         + (f" or {args.budget:g} CPU s, whichever first" if args.budget else "")
-        + f"; uniform random initial labels; chain seed {args.seed}; {args.jobs} worker process(es).")
+        + "; uniform random initial labels (a seed's are shared by the samplers of a setting); "
+        + (f"chain seed {args.seed}" if args.seeds == 1 else f"chain seeds {seeds[0]}-{seeds[-1]}")
+        + f"; {args.jobs} worker process(es).")
     out("Times are CPU seconds (process_time). FFBS: one numba FFBS pass (T=4000, final K), median of 21, "
         "CPU clock; FFBSw: the same by")
     out("bench_ffbs_reference.ffbs_ms_per_pass (wall clock); both in the chain's process. ratio = ms/sw / FFBS. The "
@@ -460,35 +654,63 @@ def main(argv=None):
         "state.log_joint at the end -- for rcd_*")
     out("that is log p(x, tables, y) of one particular seating, lower than the count-level value, so the "
         "native column is not comparable across samplers.")
+    runs_csv = os.path.join(RESULTS, f"{prefix}{suffix}_runs.csv")
+    if args.seeds > 1:
+        out(f"Per row over the {args.seeds} seeds: ms/sw, K_end and JLL_2h mean and sample sd (K_end also "
+            "its range, JLL_2h its min and max); reach / settl: seeds")
+        out("with a 'first' / a 'settle' sweep (columns of the per-chain table); atK, NMI: means. "
+            f"Per-chain rows (the one-seed table's columns): {os.path.relpath(runs_csv, os.path.dirname(HERE))}.")
+        if args.figure5:
+            out("Per setting, paired by seed (the same initial labels): in how many seeds a beats b by "
+                "JLL_2h (per sweep: the same number of sweeps)")
+            out("and by the mean JLL over (t/2, t] CPU s, t the CPU time of the cheaper chain of the pair "
+                "(per CPU s); median difference a - b.")
     out()
-    out(HEADER)
+    # with several seeds the per-chain rows are progress only (they go to the CSV)
+    show = out if args.seeds == 1 else (lambda line: print(line, flush=True))
+    show(HEADER)
 
-    cfgs = [(k, ki, m == "sticky", s, args.iters, args.budget, args.seed, args.prior)
-            for k in args.data for ki in args.k_init for m in args.models for s in args.samplers]
+    cfgs = [(k, ki, m == "sticky", s, args.iters, args.budget, seed, args.prior)
+            for k in args.data for ki in args.k_init for m in args.models for seed in seeds
+            for s in args.samplers]
     if not args.no_truth_ref:
-        cfgs += [(k, 0, m == "sticky", args.samplers[0], args.iters, args.budget, args.seed, args.prior)
-                 for k in args.data for m in args.models]
+        cfgs += [(k, 0, m == "sticky", args.samplers[0], args.iters, args.budget, seed, args.prior)
+                 for k in args.data for m in args.models for seed in seeds]
     t_wall = time.perf_counter()
     results = []
+
+    def done(r):
+        results.append(r)
+        show(fmt_row(r))
+
     if args.jobs > 1:
         import multiprocessing as mp
         with ProcessPoolExecutor(args.jobs, mp_context=mp.get_context("spawn")) as ex:
             for r in ex.map(run_one, cfgs):
-                results.append(r)
-                out(fmt_row(r))
+                done(r)
     else:
         for cfg in cfgs:
-            r = run_one(cfg)
-            results.append(r)
-            out(fmt_row(r))
+            done(run_one(cfg))
+    if args.seeds > 1:
+        rows = {}
+        for r in results:
+            rows.setdefault(tuple(r["cfg"][:4]), []).append(r)
+        out(SUMMARY_HEADER)
+        for rs in rows.values():
+            out(summary_row(rs))
+        if args.figure5:
+            out()
+            for line in figure5_comparisons(results):
+                out(line)
     out()
     out(f"wall time {time.perf_counter() - t_wall:.0f} s; CPU in chains "
         f"{sum(r['secs'][-1] for r in results):.0f} s")
 
+    write_runs_csv(results, runs_csv)
     np.savez_compressed(
         os.path.join(RESULTS, f"{prefix}{suffix}_traces.npz"),
         **{"_".join(map(str, (r["cfg"][0], r["cfg"][1], "sticky" if r["cfg"][2] else "nonsticky",
-                               r["cfg"][3]))) + "_" + key: r[key]
+                               r["cfg"][3], f"s{r['cfg'][6]}"))) + "_" + key: r[key]
            for r in results for key in ("k", "jll", "jllc", "secs", "trans", "means")},
     )
     if not args.no_plots:
