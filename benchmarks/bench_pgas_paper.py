@@ -64,11 +64,19 @@ the final state's transition counts, rows normalised, states ordered by
 posterior mean, beside the true matrix). The traces are saved to
 ``pgas_paper{_quick}_traces.npz``.
 
+``--figure5``: the paper's Figure 5 (Section 3.2), the infinite-state PG
+sampler with the "prior" against the "posterior" proposal and N=10 against
+N=50 particles (rows ``pgas-n10-post``, ``pgas-n10-pri``, ``pgas-n50-post``,
+``pgas-n50-pri``), non-sticky as in the figure's legend (``--models`` can add
+the sticky model), the same data, initial labels, table and plots; the jll
+plot then has a second row against CPU seconds. Outputs are named
+``pgas_figure5{_quick}{_paperprior}*`` instead of ``pgas_paper*``.
+
 Usage::
 
     python benchmarks/bench_pgas_paper.py [--iters 1000] [--budget S] [--jobs 2]
-        [--quick] [--data 4 10] [--k-init 3 30] [--models nonsticky sticky] [--prior weak|paper]
-        [--samplers pgas rcd_beam rcd_gibbs] [--no-plots]
+        [--quick] [--figure5] [--data 4 10] [--k-init 3 30] [--models nonsticky sticky]
+        [--prior weak|paper] [--samplers pgas rcd_beam rcd_gibbs] [--no-plots]
 """
 
 import argparse
@@ -109,10 +117,23 @@ SAMPLER_OPTIONS = {
     # above keep their chain seeds
     "rcd_blocked": {},
     "split_merge": {},
+    # --figure5: pgas with the prior or the posterior proposal, N=10 or 50
+    "pgas-n10-post": {"n_particles": 10, "proposal": "posterior"},
+    "pgas-n10-pri": {"n_particles": 10, "proposal": "prior"},
+    "pgas-n50-post": {"n_particles": 50, "proposal": "posterior"},
+    "pgas-n50-pri": {"n_particles": 50, "proposal": "prior"},
 }
 DEFAULT_SAMPLERS = ["pgas", "rcd_beam", "rcd_gibbs"]
+FIGURE5_SAMPLERS = ["pgas-n10-post", "pgas-n10-pri", "pgas-n50-post", "pgas-n50-pri"]
 COLORS = {"pgas": "tab:blue", "rcd_beam": "tab:orange", "rcd_gibbs": "tab:green",
-          "rcd_blocked": "tab:red", "split_merge": "tab:purple"}
+          "rcd_blocked": "tab:red", "split_merge": "tab:purple",
+          "pgas-n10-post": "tab:blue", "pgas-n50-post": "tab:cyan",
+          "pgas-n10-pri": "tab:red", "pgas-n50-pri": "tab:orange"}
+
+
+def sampler_of(name):
+    """Registered sampler behind a row name (``pgas-n50-pri`` -> ``pgas``)."""
+    return name.split("-")[0]
 
 
 def make_problem(X, sticky, options, prior="weak"):
@@ -164,7 +185,7 @@ def run_one(cfg):
     k_true, k_init, sticky, name, iters, budget, seed, prior = cfg
     X, z = make_gaussian_hmm(T, n_states=k_true, random_state=0)
     prob = make_problem(X, sticky, SAMPLER_OPTIONS[name], prior)
-    smp = get_sampler(name)
+    smp = get_sampler(sampler_of(name))
     # same initial labels for every sampler of a setting
     if k_init == 0:  # reference chain started at the true labels
         x0 = z.astype(np.int64) + 1
@@ -246,13 +267,13 @@ def fmt_row(r):
     settle = "-" if r["settle"] is None else f"{r['settle']} ({r['settle_s']:.1f}s)"
     first = "-" if r["first"] is None else f"{r['first']} ({r['first_s']:.1f}s)"
     opt = lambda v: "-" if v is None else str(v)  # noqa: E731
-    return (f"{k_true:>4} {k_init if k_init else 'truth':>6} {'yes' if sticky else 'no':>6} {name:10} {r['sweeps']:>6} "
+    return (f"{k_true:>4} {k_init if k_init else 'truth':>6} {'yes' if sticky else 'no':>6} {name:13} {r['sweeps']:>6} "
             f"{r['ms']:7.2f} {r['ffbs']:6.2f} {r['ffbs_wall']:6.2f} {r['ms'] / r['ffbs']:6.1f} {settle:>14} {first:>14} {r['at_k']:5.2f} "
             f"{opt(r['k100']):>5} {opt(r['k200']):>5} {r['k_end']:>5} {r['nmi']:5.3f} "
             f"{r['jllc_end']:9.1f} {r['jllc_2nd']:9.1f} {r['jll_end']:9.1f} {r['kappa']:6.2f} {r['accept']:6.3f}")
 
 
-HEADER = (f"{'data':>4} {'K_init':>6} {'sticky':>6} {'sampler':10} {'sweeps':>6} "
+HEADER = (f"{'data':>4} {'K_init':>6} {'sticky':>6} {'sampler':13} {'sweeps':>6} "
           f"{'ms/sw':>7} {'FFBS':>6} {'FFBSw':>6} {'ratio':>6} {'settle':>14} {'first':>14} {'atK':>5} {'K@100':>5} {'K@200':>5} "
           f"{'K_end':>5} {'NMI':>5} {'JLL_end':>9} {'JLL_2h':>9} {'native':>9} {'kappa':>6} {'accept':>6}")
 
@@ -261,7 +282,7 @@ def setting_label(k_init, sticky):
     return f"K_init={k_init}, {'sticky' if sticky else 'non-sticky'}"
 
 
-def make_plots(results, args, suffix):
+def make_plots(results, args, suffix, prefix="pgas_paper"):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -295,37 +316,40 @@ def make_plots(results, args, suffix):
         axes[0, 0].legend(fontsize=8)
         fig.suptitle(f"{k_true}-state Gaussian HMM, T={T}: number of states", fontsize=10)
         fig.tight_layout()
-        path = os.path.join(RESULTS, f"pgas_paper{suffix}_K_{k_true}state.png")
+        path = os.path.join(RESULTS, f"{prefix}{suffix}_K_{k_true}state.png")
         fig.savefig(path, dpi=90)
         plt.close(fig)
         written.append(path)
-        # joint log-likelihood per sweep
-        fig, axes = plt.subplots(1, ncol, figsize=(4 * ncol, 3.4), squeeze=False)
+        # joint log-likelihood per sweep (and, with --figure5, per CPU second)
+        nrow = 2 if args.figure5 else 1
+        fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.4 * nrow), squeeze=False)
         for c, (k_init, sticky) in enumerate(settings):
-            ax = axes[0, c]
-            for r in rs:
-                if (r["cfg"][1], r["cfg"][2]) != (k_init, sticky):
-                    continue
-                name = r["cfg"][3]
-                ax.plot(np.arange(1, r["sweeps"] + 1), r["jllc"], color=COLORS.get(name),
-                        label=name, lw=1)
             lo = max(np.percentile(r["jllc"], 5) for r in rs
                      if (r["cfg"][1], r["cfg"][2]) == (k_init, sticky))
             hi = max(r["jllc"].max() for r in rs if (r["cfg"][1], r["cfg"][2]) == (k_init, sticky))
             ref = refs.get(sticky)
             if ref is not None:
-                ax.axhline(ref["jllc_2nd"], color="k", ls="--", lw=0.8,
-                           label=f"{ref['cfg'][3]} from truth (2nd-half mean)")
                 hi = max(hi, ref["jllc_2nd"])
-            ax.set_ylim(lo - 0.1 * (hi - lo) - 50, hi + 0.05 * (hi - lo) + 10)
-            ax.set_title(setting_label(k_init, sticky), fontsize=9)
-            ax.set_xlabel("sweep")
-            ax.set_ylabel("joint log-likelihood")
+            for row in range(nrow):
+                ax = axes[row, c]
+                for r in rs:
+                    if (r["cfg"][1], r["cfg"][2]) != (k_init, sticky):
+                        continue
+                    name = r["cfg"][3]
+                    xs = np.arange(1, r["sweeps"] + 1) if row == 0 else r["secs"]
+                    ax.plot(xs, r["jllc"], color=COLORS.get(name), label=name, lw=1)
+                if ref is not None:
+                    ax.axhline(ref["jllc_2nd"], color="k", ls="--", lw=0.8,
+                               label=f"{ref['cfg'][3]} from truth (2nd-half mean)")
+                ax.set_ylim(lo - 0.1 * (hi - lo) - 50, hi + 0.05 * (hi - lo) + 10)
+                ax.set_xlabel("sweep" if row == 0 else "CPU seconds")
+                ax.set_ylabel("joint log-likelihood")
+            axes[0, c].set_title(setting_label(k_init, sticky), fontsize=9)
         axes[0, 0].legend(fontsize=8)
         fig.suptitle(f"{k_true}-state Gaussian HMM: joint log-likelihood log p(x, m, o, y | "
                      "alpha, gamma, kappa) (count level)", fontsize=10)
         fig.tight_layout()
-        path = os.path.join(RESULTS, f"pgas_paper{suffix}_jll_{k_true}state.png")
+        path = os.path.join(RESULTS, f"{prefix}{suffix}_jll_{k_true}state.png")
         fig.savefig(path, dpi=90)
         plt.close(fig)
         written.append(path)
@@ -352,7 +376,7 @@ def make_plots(results, args, suffix):
         fig.suptitle(f"{k_true}-state: transition matrices (final state's counts, rows "
                      f"normalised, states by mean)", fontsize=9)
         fig.tight_layout()
-        path = os.path.join(RESULTS, f"pgas_paper{suffix}_trans_{k_true}state.png")
+        path = os.path.join(RESULTS, f"{prefix}{suffix}_trans_{k_true}state.png")
         fig.savefig(path, dpi=90)
         plt.close(fig)
         written.append(path)
@@ -367,7 +391,11 @@ def main(argv=None):
     ap.add_argument("--data", type=int, nargs="+", default=[4, 10], help="true numbers of states")
     ap.add_argument("--k-init", type=int, nargs="+", default=None, help="initial numbers of states")
     ap.add_argument("--models", nargs="+", choices=("nonsticky", "sticky"), default=None)
-    ap.add_argument("--samplers", nargs="+", default=DEFAULT_SAMPLERS, choices=list(SAMPLER_OPTIONS))
+    ap.add_argument("--samplers", nargs="+", default=None, choices=list(SAMPLER_OPTIONS),
+                    help=f"default {' '.join(DEFAULT_SAMPLERS)}; with --figure5 {' '.join(FIGURE5_SAMPLERS)}")
+    ap.add_argument("--figure5", action="store_true",
+                    help="the paper's Figure 5: pgas with the prior / posterior proposal and N=10 / 50 "
+                         "particles (non-sticky unless --models says otherwise); outputs pgas_figure5*")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (chains in parallel)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--prior", choices=list(PRIORS), default="weak",
@@ -381,9 +409,12 @@ def main(argv=None):
         args.iters = 150 if args.quick else 1000
     if args.k_init is None:
         args.k_init = [30] if args.quick else [3, 30]
+    if args.samplers is None:
+        args.samplers = FIGURE5_SAMPLERS if args.figure5 else DEFAULT_SAMPLERS
     if args.models is None:
-        args.models = ["nonsticky"] if args.quick else ["nonsticky", "sticky"]
+        args.models = ["nonsticky"] if args.quick or args.figure5 else ["nonsticky", "sticky"]
     suffix = ("_quick" if args.quick else "") + ("" if args.prior == "weak" else f"_{args.prior}prior")
+    prefix = "pgas_figure5" if args.figure5 else "pgas_paper"
     os.makedirs(RESULTS, exist_ok=True)
 
     cmd = "python benchmarks/bench_pgas_paper.py " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -404,8 +435,10 @@ def main(argv=None):
         out(f"Emission prior Gaussian({pr}): ~ the paper's model, sd fixed near 0.5 (IG(1000, 250)) and "
             "means ~ N(0, 2^2).")
     out("alpha, gamma ~ Gamma(1,1), resampled, start 1;")
-    out("sticky: kappa0=1, kappa ~ Gamma(1,1) resampled; non-sticky: kappa=0. pgas: N=10 particles, "
-        "posterior proposal; rcd_beam: default block size.")
+    out("sticky: kappa0=1, kappa ~ Gamma(1,1) resampled; non-sticky: kappa=0. "
+        + ("pgas-nN-post / pgas-nN-pri: pgas with N particles and the posterior / prior proposal "
+           "(the paper's Figure 5)." if args.figure5 else
+           "pgas: N=10 particles, posterior proposal; rcd_beam: default block size."))
     out(f"One chain per row: {args.iters} sweeps"
         + (f" or {args.budget:g} CPU s, whichever first" if args.budget else "")
         + f"; uniform random initial labels; chain seed {args.seed}; {args.jobs} worker process(es).")
@@ -452,15 +485,15 @@ def main(argv=None):
         f"{sum(r['secs'][-1] for r in results):.0f} s")
 
     np.savez_compressed(
-        os.path.join(RESULTS, f"pgas_paper{suffix}_traces.npz"),
+        os.path.join(RESULTS, f"{prefix}{suffix}_traces.npz"),
         **{"_".join(map(str, (r["cfg"][0], r["cfg"][1], "sticky" if r["cfg"][2] else "nonsticky",
                                r["cfg"][3]))) + "_" + key: r[key]
            for r in results for key in ("k", "jll", "jllc", "secs", "trans", "means")},
     )
     if not args.no_plots:
-        for p in make_plots(results, args, suffix):
+        for p in make_plots(results, args, suffix, prefix):
             out(f"plot: {os.path.relpath(p, os.path.dirname(HERE))}")
-    with open(os.path.join(RESULTS, f"pgas_paper{suffix}.txt"), "w") as f:
+    with open(os.path.join(RESULTS, f"{prefix}{suffix}.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
 

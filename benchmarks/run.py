@@ -38,8 +38,8 @@ and ``bench_mixing`` are copied by hand to ``reach*.txt`` and ``mixing.txt``).
 Usage::
 
     python benchmarks/run.py [--quick]
-        [--only ffbs samplers real scale sequence1 sequence2 pgas_paper reach mixing
-                defaults]
+        [--only ffbs samplers real scale sequence1 sequence2 pgas_paper pgas_figure5 reach
+                mixing defaults]
 """
 
 import argparse
@@ -51,8 +51,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
-NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "sequence2", "pgas_paper", "reach",
-         "mixing", "defaults")
+NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "sequence2", "pgas_paper",
+         "pgas_figure5", "reach", "mixing", "defaults")
 
 
 def _sequence1_args(path, quick):
@@ -89,6 +89,8 @@ def commands(quick, samplers_budget):
                  + (["--quick"] if quick else [])))
     cmds.append(("pgas_paper", ["bench_pgas_paper.py", "--jobs", "2"]
                  + (["--quick"] if quick else ["--iters", "1000", "--budget", "90"])))
+    cmds.append(("pgas_figure5", ["bench_pgas_paper.py", "--figure5", "--jobs", "2"]
+                 + (["--quick"] if quick else ["--iters", "1000", "--budget", "60"])))
     cmds.append(("reach", ["bench_reach.py", "--jobs", "2"]
                  + (["--seeds", "2", "--cap", "2"] if quick else ["--seeds", "5", "--cap", "10"])))
     cmds.append(("mixing", ["bench_mixing.py", "--jobs", "2"]
