@@ -43,7 +43,7 @@ counted). The summary table:
 * ``JLL_end``, ``JLL_2h``: ``log p(x, m, o, y | alpha, gamma, kappa)`` at
   the level of table *counts* (seatings summed out; beta, pi and the
   emission parameters integrated out), computed for every sampler with
-  :func:`sk_ihmm._hcrp.count_log_joint` (pgas's ``log_joint``) -- the final value and the mean
+  :func:`sk_ihmm._joint.count_log_joint` (pgas's ``log_joint``) -- the final value and the mean
   over the second half. ``native``: ``state.log_joint`` at the end, which for
   the RCD samplers is ``log p(x, tables, y)`` of one particular seating and
   so lower than the count-level value (not comparable with pgas's);
@@ -98,7 +98,8 @@ from sk_ihmm.datasets import make_gaussian_hmm  # noqa: E402
 from sk_ihmm.emissions import Gaussian  # noqa: E402
 from sk_ihmm.metrics import normalized_mutual_information  # noqa: E402
 from sk_ihmm.samplers import get_sampler  # noqa: E402
-from sk_ihmm._hcrp import count_log_joint, log_stirling_cover  # noqa: E402
+from sk_ihmm._hcrp import log_stirling_cover  # noqa: E402
+from sk_ihmm._joint import count_log_joint  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 T = 4000

@@ -29,19 +29,23 @@ of one do not leak into another) in this order:
 10. ``bench_defaults.py --jobs 2`` -- what a user who sets nothing gets: every
    sampler at the estimator's defaults on five generated data sets in
    physical units (K found, NMI beside hmmlearn told the true K, wall time,
-   ConvergenceWarning; ``--quick``: its own ``--quick``, ``rcd_gibbs`` only).
+   ConvergenceWarning; ``--quick``: its own ``--quick``, ``rcd_gibbs`` only);
+11. ``bench_mocap6.py`` -- motion-capture segmentation: the sticky
+    HDP-AR-HMM against Gaussian emissions and hmmlearn (skipped when the data
+    are absent; ``--quick``: its own).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
 (``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale``,
-``bench_sequence2``, ``bench_pgas_paper`` and ``bench_defaults`` also write
-their own tables under ``benchmarks/results/`` (the tables of ``bench_reach``
-and ``bench_mixing`` are copied by hand to ``reach*.txt`` and ``mixing.txt``).
+``bench_sequence2``, ``bench_pgas_paper``, ``bench_defaults`` and
+``bench_mocap6`` also write their own tables under ``benchmarks/results/``
+(the tables of ``bench_reach`` and ``bench_mixing`` are copied by hand to
+``reach*.txt`` and ``mixing.txt``).
 
 Usage::
 
     python benchmarks/run.py [--quick]
         [--only ffbs samplers real scale sequence1 sequence2 pgas_paper pgas_figure5 reach
-                mixing defaults]
+                mixing defaults mocap6]
 """
 
 import argparse
@@ -54,7 +58,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "sequence2", "pgas_paper",
-         "pgas_figure5", "reach", "mixing", "defaults")
+         "pgas_figure5", "reach", "mixing", "defaults", "mocap6")
 
 
 def _sequence1_args(path, quick):
@@ -100,6 +104,7 @@ def commands(quick, samplers_budget):
                     else ["--seeds", "3"])))
     cmds.append(("defaults", ["bench_defaults.py", "--jobs", "2"]
                  + (["--quick", "--samplers", "rcd_gibbs"] if quick else [])))
+    cmds.append(("mocap6", ["bench_mocap6.py"] + (["--quick"] if quick else [])))
     return cmds
 
 

@@ -13,8 +13,9 @@ import time
 import numpy as np
 
 from ._compile_clock import compile_clock
-from ._hcrp import count_log_joint, log_stirling_for
+from ._hcrp import log_stirling_for
 from ._interrupt import check_interrupt, deferred_interrupts, ignore_interrupts_in_worker
+from ._joint import count_log_joint
 from ._labels import compact_labels
 from ._progress import ChainProgress
 from .emissions import log_marginal_sum, log_prior_predictive, missing_aware
@@ -142,7 +143,7 @@ def count_log_joints(snapshots, problem):
     """``log p(x, m, o, y | alpha, gamma, kappa)`` of kept samples.
 
     The joint at the level of table counts
-    (:func:`sk_ihmm._hcrp.count_log_joint`): for ``pgas`` it is the
+    (:func:`sk_ihmm._joint.count_log_joint`): for ``pgas`` it is the
     ``log_joint`` of the snapshot, for the collapsed samplers it sums out the
     seatings with the snapshot's table counts, which their ``log_joint``
     (one particular seating) does not. One Stirling table, with rows for the

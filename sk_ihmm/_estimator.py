@@ -25,6 +25,7 @@ from . import _messages
 from . import _diagnostics
 from ._chain import advance_chain, count_log_joints, first_round, make_problem, snapshot_hyp
 from ._compile_clock import compile_clock
+from ._hcrp import pred_weights
 from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
@@ -232,6 +233,12 @@ class InfiniteHMM(BaseEstimator):
         ``rcd_blocked`` and 64 for ``rcd_beam``).
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
+    split_merge_width : int, default=3
+        When above 1, every sweep of ``split_merge`` adds
+        ``split_merge_trials`` chain proposals, each of a width ``w``
+        uniform in ``2 .. split_merge_width``, that split (or merge) the
+        states of ``w`` consecutive steps together, by their context
+        (1: Makino et al.'s one-state moves only).
     base_sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"}, default="rcd_beam"
         Sampler interleaved with split-merge moves (``"none"``: only
         split-merge moves).
@@ -414,6 +421,7 @@ class InfiniteHMM(BaseEstimator):
         n_init_particles=100,
         block_size=None,
         split_merge_trials=3,
+        split_merge_width=3,
         base_sampler="rcd_beam",
         n_particles=10,
         proposal="posterior",
@@ -450,6 +458,7 @@ class InfiniteHMM(BaseEstimator):
         self.n_init_particles = n_init_particles
         self.block_size = block_size
         self.split_merge_trials = split_merge_trials
+        self.split_merge_width = split_merge_width
         self.base_sampler = base_sampler
         self.n_particles = n_particles
         self.proposal = proposal
@@ -694,12 +703,8 @@ class InfiniteHMM(BaseEstimator):
 
     def _set_point_summary(self, snap):
         alpha, gamma, kappa = snap.conc
-        n, m = snap.n.astype(float), snap.m
-        K = n.shape[0] - 1
-        mk = m.sum(axis=0).astype(float)
-        p0 = mk / (mk.sum() + gamma)
-        pi = n + alpha * p0[None, :]
-        pi[1:, 1:] += kappa * np.eye(K)
+        pi = pred_weights(snap.n.astype(float), snap.m.sum(axis=0).astype(float),
+                          alpha, gamma, kappa)
         major = self._major_states(snap)
         self.major_states_ = np.flatnonzero(major)
         keep = np.concatenate([[0], 1 + self.major_states_])
@@ -718,7 +723,9 @@ class InfiniteHMM(BaseEstimator):
         snap = self.snapshots_[self.representative_[0]][self.representative_[1]]
         prob = self._problem_
         # a writable copy: log_pred caches predictive constants in the rows
-        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:][self.major_states_]),
+        # (a model pickled before major_states_ existed keeps every state)
+        major = getattr(self, "major_states_", slice(None))
+        return log_emission_matrix(self._tag_for(Y), np.array(snap.stats[1:][major]),
                                    snapshot_hyp(snap, prob), Y)
 
     def _tag_for(self, Y):

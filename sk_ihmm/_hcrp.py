@@ -12,7 +12,8 @@ Tables are stored explicitly, one linked list of table slots per (restaurant,
 dish) pair, in opening order. Every change goes through :func:`add_customer`
 / :func:`remove_customer`, which append to an undo log; :func:`undo` restores
 the *exact* previous seating (Makino et al. 2011, Section 3). Capacities grow
-by doubling in Python (:func:`grow`); kernels report, never overflow.
+by doubling in Python (:func:`grow`); kernels report, never overflow. The
+customer moves are inlined: the Gibbs sweep calls them per step.
 
 The seating is six arrays, the fields of :class:`Seating`, which a kernel
 unpacks once (``mat, vec, tab, log, scal, conc = s``):
@@ -39,7 +40,6 @@ import numpy as np
 from numba import njit
 
 from ._nrt import hold
-from .emissions import add_labelled, log_marginal_sum
 
 __all__ = ["Seating", "new_seating", "grow"]
 
@@ -187,6 +187,21 @@ def pred_parts(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     if j == k:
         num += kj * mg
     return num, (n_j + alpha + kj) * mg
+
+
+def pred_weights(n, m_k, alpha, gamma, kappa):
+    """:func:`pred_prob` for every restaurant and existing dish, in NumPy.
+
+    ``n`` is ``(K + 1, K + 1)`` customer counts (row 0: the start
+    restaurant, column 0 unused) and ``m_k`` the root customers per dish,
+    all positive for ``k >= 1``. Returns each ``pred_prob(j -> k)`` times its
+    row's denominator: rows sum to less than the denominator by the new
+    dish's share, so normalising a row conditions on an existing dish.
+    """
+    p0 = m_k / (m_k.sum() + gamma)
+    weights = n + alpha * p0[None, :]
+    weights[1:, 1:] += kappa * np.eye(n.shape[0] - 1)
+    return weights
 
 
 @njit(cache=True, inline="always")
@@ -381,18 +396,6 @@ def n_free_labels(vec):
 
 
 @njit(cache=True)
-def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
-    """Seat the customers and emissions of a complete labelled sequence."""
-    mat, vec, tab, log, scal, conc = s
-    for t in range(x.shape[0]):
-        j = 0 if seq_first[t] else x[t - 1]
-        add_customer(mat, vec, tab, log, scal, conc, j, x[t], rng)
-        clear_log(scal)
-        vec[OCC, x[t]] += 1
-    add_labelled(fam, stats, x, Y)
-
-
-@njit(cache=True)
 def log_seating_prob(s):
     """log p(s): product of the CRP seating probabilities (Makino Eq. 18-20,
     with override tables weighted by kappa)."""
@@ -448,7 +451,8 @@ def log_stirling_rows(ns, t_max):
                                                                      + math.exp(v - hi))
             row[0] = -np.inf
             n += 1
-        S[i, :] = row
+        for t in range(t_max + 1):   # a loop: a slice assignment compiles numba's broadcasting
+            S[i, t] = row[t]
     return S
 
 
@@ -542,22 +546,6 @@ def log_stirling_for(counts):
     row = np.full(int(ns[-1]) + 1, -1, np.int64)
     row[ns] = np.arange(ns.shape[0])
     return log_stirling_rows(ns, t_max), row
-
-
-def count_log_joint(n, m, o, stats, conc, fam, hyp, table):
-    """``log p(x, m, o, y | alpha, gamma, kappa)``: :func:`log_count_prob`
-    plus the emission marginal likelihood of the per-state statistics.
-
-    Unlike :func:`log_seating_prob` (one particular seating) it depends on the
-    seating only through the table counts, so it ranks labellings of
-    different chains; ``pgas`` reports it as its ``log_joint``. ``table`` is a
-    Stirling table ``(S, row)`` covering the counts
-    (:func:`log_stirling_cover`, :func:`log_stirling_for`).
-    """
-    alpha, gamma, kappa = (float(v) for v in conc)
-    S, row = table
-    return float(log_count_prob(n, m, o, alpha, gamma, kappa, S, row)
-                 + log_marginal_sum(fam, stats, hyp))
 
 
 def check_invariants(s, x=None, seq_first=None):

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ._hcrp import root_prob
 from ._interrupt import check_interrupt
 from .emissions import log_pred, update
 
@@ -31,6 +32,19 @@ __all__ = ["particle_filter", "snapshot_log_likelihoods", "initial_labels"]
 #: capacity`` per step): a chunk is a fraction of a second, so Ctrl-C is
 #: answered between chunks (:mod:`sk_ihmm._interrupt`).
 CHUNK_WORK = 4_000_000
+
+
+@njit(cache=True)
+def _copy_particle(pn, pnj, pmk, pst, c, qn, qnj, qmk, qst, p, hi):
+    """Copy the counts and statistics of labels ``< hi`` of particle ``c`` to slot ``p``."""
+    # explicit loops: a slice assignment compiles a broadcasting routine per shape
+    for j in range(hi):
+        for k in range(hi):
+            qn[p, j, k] = pn[c, j, k]
+        qnj[p, j] = pnj[c, j]
+        qmk[p, j] = pmk[c, j]
+        for i in range(pst.shape[2]):
+            qst[p, j, i] = pst[c, j, i]
 
 
 @njit(cache=True)
@@ -80,10 +94,7 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
             hi = hi_used + 1
             for p in range(P):
                 c = a[p]
-                qn[p, :hi, :hi] = pn[c, :hi, :hi]
-                qnj[p, :hi] = pnj[c, :hi]
-                qmk[p, :hi] = pmk[c, :hi]
-                qst[p, :hi] = pst[c, :hi]
+                _copy_particle(pn, pnj, pmk, pst, c, qn, qnj, qmk, qst, p, hi)
                 qmt[p] = pmt[c]
                 qused[p] = used[c]
                 qcur[p] = cur[c]
@@ -110,7 +121,7 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
             st = pst[p]   # one view per particle: views are reference-counted
             m_lw = -np.inf
             for k in range(1, nk + 1):
-                p0 = pmk[p, k] / (mt + gamma) if pmk[p, k] > 0 else gamma / (mt + gamma)
+                p0 = root_prob(pmk[p, k], mt, gamma)
                 num = pn[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
                 lw[k] = math.log(num / den) + log_pred(fam, st, k, hyp, Y, t)
                 if lw[k] > m_lw:
@@ -128,7 +139,7 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
                     knew = k
                     break
             # seat the customer j -> knew (table choice from counts only)
-            p0 = pmk[p, knew] / (mt + gamma) if pmk[p, knew] > 0 else gamma / (mt + gamma)
+            p0 = root_prob(pmk[p, knew], mt, gamma)
             w_root = alpha * p0
             w_rest = pn[p, j, knew] + (kappa_j if j == knew else 0.0)
             if rng.random() * (w_root + w_rest) < w_root:

@@ -67,6 +67,7 @@ __all__ = [
     "load_well_log",
     "load_ion_channel",
     "load_old_faithful",
+    "load_mocap6",
 ]
 
 #: Environment variable naming a folder that holds the shared data files.
@@ -1027,6 +1028,59 @@ def load_old_faithful():
     """
     path = Path(__file__).resolve().parent / "data" / "old_faithful.csv"
     return np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
+
+
+def load_mocap6():
+    """Six motion-capture sequences with the exercise performed at every step.
+
+    The CMU motion-capture set of Fox, Hughes, Sudderth and Jordan (2014,
+    "Joint modeling of multiple time series via the beta process with
+    application to motion capture segmentation"): subjects 13 (trials 29, 30,
+    31) and 14 (trials 6, 14, 20), 12 channels (joint angles and a position,
+    each made zero-mean and block-averaged to 10 frames per second), and one
+    of 12 exercises per step (jumping jacks, jogging, squats, ...). The
+    sequences have 382, 205, 251, 446, 387 and 387 steps. Read in place from
+    ``mocap6/`` of the shared data folder (see :func:`shared_data_path`).
+
+    Returns
+    -------
+    X : ndarray of shape (2058, 12), dtype float64
+        The six sequences, concatenated (pass ``lengths`` to ``fit``).
+    lengths : ndarray of shape (6,), dtype int64
+        Steps of each sequence.
+    labels : ndarray of shape (2058,), dtype int64
+        The exercise of each step, as an index into ``actions``.
+    actions : list of str
+        Exercise names, in order of first appearance.
+    channels : list of str
+        Names of the 12 columns of ``X``.
+
+    Raises
+    ------
+    DataNotAvailable
+        If the ``mocap6`` files are not in the shared data folder.
+    """
+    import csv
+
+    sensors = shared_data_path("mocap6/sensor_data_per_tstep.csv")
+    actions_path = shared_data_path("mocap6/actions_per_tstep.csv")
+    with open(sensors, newline="") as fh:
+        rows = list(csv.reader(fh))
+    channels = rows[0][2:]
+    keys = [(int(r[0]), int(r[1])) for r in rows[1:]]
+    X = np.array([[float(v) for v in r[2:]] for r in rows[1:]], dtype=np.float64)
+    with open(actions_path, newline="") as fh:
+        act_rows = list(csv.reader(fh))[1:]
+    action_of = {(int(r[0]), int(r[1])): r[2] for r in act_rows}
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    X = X[order]
+    keys = [keys[i] for i in order]
+    names = [action_of[key] for key in keys]
+    actions = list(dict.fromkeys(names))
+    labels = np.array([actions.index(name) for name in names], dtype=np.int64)
+    seq = np.array([key[0] for key in keys])
+    lengths = np.array([np.sum(seq == s) for s in dict.fromkeys(seq.tolist())], dtype=np.int64)
+    return X, lengths, labels, actions, channels
 
 
 def load_ion_channel(name="sctrace_test2_sub100", n=2000):

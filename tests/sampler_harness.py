@@ -55,6 +55,11 @@ def tiny_data(kind, lengths, seed=0):
     if kind == "poisson2":
         counts = np.array([[0, 3], [1, 3], [4, 0], [5, 1], [0, 2], [6, 0], [2, 2]])
         return Poisson(a0=1.5, b0=[0.5, 1.0]), counts[:T].astype(float), 2
+    if kind == "alternating":
+        # two symbols in turn: many pairs of steps share their labels'
+        # context, so the chain split-merge moves of width >= 2 apply often
+        base = np.array([0, 1, 0, 1, 0, 1, 0])
+        return Categorical(concentration=0.5), base[:T, None].astype(float), 3
     if kind == "categorical":
         base = np.array([0, 0, 1, 1, 2, 0, 1])
         return Categorical(concentration=0.5), base[:T, None].astype(float), 3

@@ -23,6 +23,7 @@ from sk_ihmm.datasets import (
     load_alice_chars,
     load_alice_words,
     load_ion_channel,
+    load_mocap6,
     load_well_log,
     make_ar_hmm,
     make_categorical_hmm,
@@ -645,6 +646,15 @@ def test_alice_words():
     _, X_test_short, vocab_short = load_alice_words(n_test=10)
     assert vocab_short == vocabulary
     np.testing.assert_array_equal(X_test_short, X_test[-10:])
+
+
+def test_mocap6():
+    X, lengths, labels, actions, channels = load_or_skip(load_mocap6)
+    assert X.shape == (2058, 12) and X.dtype == np.float64 and np.all(np.isfinite(X))
+    assert lengths.tolist() == [382, 205, 251, 446, 387, 387]
+    assert labels.shape == (2058,) and len(actions) == 12 and len(channels) == 12
+    assert actions[0] == "JumpJack" and channels[0] == "root.ty"
+    assert set(np.unique(labels)) == set(range(12))
 
 
 def test_load_old_faithful_ships_with_the_package():

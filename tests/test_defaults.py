@@ -305,6 +305,7 @@ def _exact_ar(X, family=None):
 
 def test_autoregressive_prior_is_scaled_to_the_data():
     from sk_ihmm.emissions import AutoRegressive
+    from sk_ihmm.emissions.autoregressive import PRIOR_NOISE_FRACTION
 
     rng = np.random.default_rng(0)
     X = np.cumsum(rng.normal(size=(60, 2)), axis=0) * [3.0, 0.01] + [1500.0, -3.0]
@@ -321,7 +322,9 @@ def test_autoregressive_prior_is_scaled_to_the_data():
     np.testing.assert_array_equal(prior["M0"], np.zeros((2, 5)))
     np.testing.assert_allclose(prior["K0"], PRIOR_MEAN_PRECISION * Xc.T @ Xc / rows.shape[0])
     assert prior["nu0"] == 4.0
-    np.testing.assert_allclose(prior["psi0"], PRIOR_COVARIANCE_FRACTION * resid.T @ resid / rows.shape[0])
+    # prior mean of a state's noise covariance (nu0 - D - 1 = 1): the residual covariance
+    np.testing.assert_allclose(prior["psi0"], PRIOR_NOISE_FRACTION * resid.T @ resid / rows.shape[0])
+    assert PRIOR_NOISE_FRACTION == 1.0
     with pytest.raises(ValueError, match="prepare"):
         AutoRegressive().resolve_prior(X)          # raw X, as wide as prepared 1-D rows
     explicit = AutoRegressive(center=0.0, K0=2.0, psi0=1.0).resolve_prior(dim=1)

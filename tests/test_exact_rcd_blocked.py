@@ -15,6 +15,7 @@ from sampler_harness import check_exact, make_problem, tiny_data
 from sk_ihmm import _hcrp
 from sk_ihmm.emissions import Categorical, update
 from sk_ihmm.samplers import get_sampler
+from sk_ihmm.samplers._collapsed import seat_sequences
 from sk_ihmm.samplers._rcd_blocked import _make_blocks, _max_blocks, _plan_sweep
 
 SAMPLERS = ["rcd_blocked", "rcd_beam"]
@@ -231,7 +232,7 @@ def test_reseat_seq_samples_the_table_counts_given_the_labels(x, kappa, conc_fac
     first = np.r_[True, np.zeros(len(x) - 1, bool)]
     rng = np.random.default_rng(3)
     # categorical statistics of one symbol, unused here
-    _hcrp.seat_sequences(s, np.zeros((C, 2)), x, np.zeros((len(x), 1)), first,
+    seat_sequences(s, np.zeros((C, 2)), x, np.zeros((len(x), 1)), first,
                          Categorical.tag, rng)
     mat, vec, tab, log, scal, conc = s
     n_draws, thin = 40000, 4

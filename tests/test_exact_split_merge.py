@@ -28,13 +28,16 @@ import pytest
 from sampler_harness import check_exact, make_problem, tiny_data
 from sk_ihmm import _hcrp
 from sk_ihmm._chain import run_chain
-from sk_ihmm.emissions import Gaussian, update
-from sk_ihmm.samplers import get_sampler
+from sk_ihmm.emissions import Categorical, Gaussian, update
+from sk_ihmm.samplers import SAMPLERS, get_sampler, register
+from sk_ihmm.samplers._collapsed import finish_sweep
 from sk_ihmm._messages import path_log_weight
-from sk_ihmm.samplers._split_merge import (_two_state_backward, _two_state_forward,
+from sk_ihmm.samplers._split_merge import (_chain_backward, _chain_forward, _chain_path_weight,
+                                           _two_state_backward, _two_state_forward, chain_moves,
                                            split_merge_moves)
 
 ALONE = {"base_sampler": "none", "split_merge_trials": 3}
+MAKINO = {"base_sampler": "none", "split_merge_trials": 3, "split_merge_width": 1}
 
 CASES = [
     # split-merge moves alone
@@ -48,6 +51,16 @@ CASES = [
     dict(kind="categorical", lengths=(5,), resample=(True, True, False), options=ALONE),
     dict(kind="gaussian", lengths=(2, 3), resample=(True, True, False), options=ALONE),
     dict(kind="categorical", lengths=(4,), kappa=1.0, resample=(True, True, True), options=ALONE),
+    # Makino's moves alone (no chain moves)
+    dict(kind="categorical", lengths=(5,), options=MAKINO),
+    dict(kind="gaussian", lengths=(2, 3), kappa=1.5, options=MAKINO),
+    # wider chain moves: width 3 needs 6 steps
+    dict(kind="categorical", lengths=(7,), alpha=0.5,
+         options={"base_sampler": "none", "split_merge_trials": 4, "split_merge_width": 3}),
+    dict(kind="gaussian", lengths=(6,), kappa=1.0,
+         options={"base_sampler": "none", "split_merge_trials": 4, "split_merge_width": 3}),
+    dict(kind="categorical", lengths=(3, 4), resample=(True, True, False),
+         options={"base_sampler": "none", "split_merge_trials": 4, "split_merge_width": 3}),
     # combined with a base sampler
     dict(kind="categorical", lengths=(5,), kappa=2.0,
          options={"base_sampler": "rcd_gibbs", "split_merge_trials": 2}),
@@ -61,12 +74,46 @@ CASES = [
 def _case_id(case):
     opts = case["options"]
     rest = "-".join(f"{k}={v}" for k, v in case.items() if k != "options")
-    return f"{opts['base_sampler']}-{rest}"
+    return f"{opts['base_sampler']}-w{opts.get('split_merge_width', 3)}-{rest}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_split_merge_exact(case):
     check_exact("split_merge", n_sweeps=15000, **case)
+
+
+def _chain_heavy_step(state, problem, rng):
+    """One Makino trial (irreducibility) then 40 chain trials of widths 2
+    .. ``split_merge_width``: chain moves dominate, so an error in their
+    ratio shows in the partition frequencies."""
+    width = min(problem.options["split_merge_width"], state.x.shape[0] // 2)
+    split_merge_moves(state, problem, 1, rng)
+    chain_moves(state, problem, 2 + rng.integers(width - 1, size=40), rng)
+    finish_sweep(state, problem, rng)
+    return {"accept_rate": np.nan}
+
+
+CHAIN_CASES = [
+    dict(kind="alternating", lengths=(6,), options={"split_merge_width": 2}),
+    dict(kind="categorical", lengths=(6,), options={"split_merge_width": 2}),
+    dict(kind="categorical", lengths=(6,), options={"split_merge_width": 3}),
+    dict(kind="gaussian", lengths=(2, 4), kappa=1.0, options={"split_merge_width": 3}),
+    dict(kind="categorical", lengths=(6,), alpha=0.5, resample=(True, True, False),
+         options={"split_merge_width": 3}),
+]
+
+
+@pytest.mark.parametrize("case", CHAIN_CASES,
+                         ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()
+                                                if k != "options"))
+def test_chain_moves_exact(case):
+    """The chain moves (with a few Makino trials) sample the exact posterior."""
+    register("chain_heavy", SAMPLERS["split_merge"].init, _chain_heavy_step,
+             ["split_merge_width"])
+    try:
+        check_exact("chain_heavy", n_sweeps=60000, **case)
+    finally:
+        del SAMPLERS["chain_heavy"]
 
 
 def test_moves_create_and_remove_states():
@@ -104,7 +151,9 @@ def _moments(prob, state):
     return state.stats[:, :3] if prob.emission.name == "gaussian" else state.stats
 
 
-def _seated_state(kind, seed, T=30, K=4, kappa=1.0):
+def _seated_state(kind, seed, T=30, K=4, kappa=1.0, period=None):
+    """A random labelling (``period``: labels ``t % period + 1``, a fifth of
+    them redrawn, so that chain anchors often match) of random data."""
     rng = np.random.default_rng(seed)
     lengths = [3, T - 13, 10]
     family, _, dim = tiny_data(kind, [1])
@@ -113,7 +162,10 @@ def _seated_state(kind, seed, T=30, K=4, kappa=1.0):
     else:
         Y = rng.normal(size=(T, 1))
     prob = make_problem(family, Y, dim, lengths, 1.0, 1.0, kappa, (False, False, False), ALONE)
-    state = get_sampler("split_merge").init(prob, rng.integers(1, K + 1, T), rng)
+    x0 = rng.integers(1, K + 1, T)
+    if period:
+        x0 = np.where(rng.random(T) < 0.2, x0, np.arange(T) % period + 1)
+    state = get_sampler("split_merge").init(prob, x0, rng)
     return prob, state
 
 
@@ -206,10 +258,81 @@ def test_two_state_kernels_match_enumeration(L):
     assert np.abs(freq / n - np.exp(lw - log_z)).max() < 0.015
 
 
+@pytest.mark.parametrize("L", [1, 3, 5])
+def test_chain_kernels_match_enumeration(L):
+    """The chain move's restricted FFBS (step-dependent transitions, pinned
+    steps): log normaliser and path frequencies by enumeration."""
+    rng = np.random.default_rng(10 + L)
+    log_init = np.log(rng.random(2))
+    log_tr = np.log(rng.random((L, 2, 2)))
+    log_emit = 3.0 * rng.standard_normal((L, 2))
+    log_final = np.log(rng.random(2))
+    if L > 1:
+        log_emit[1, 0] = -np.inf  # step 1 pinned to candidate 1
+    if L > 3:
+        log_emit[3, 1] = -np.inf  # step 3 pinned to candidate 0
+    la = np.empty((L, 2))
+    log_z = _chain_forward(log_init, log_tr, log_emit, log_final, L, la)
+    paths = [np.array(p, np.int64) for p in itertools.product([0, 1], repeat=L)]
+    lw = np.array([_chain_path_weight(log_init, log_tr, log_emit, log_final, L, p)
+                   for p in paths])
+    assert np.isclose(log_z, np.logaddexp.reduce(lw))
+    n = 20000
+    freq = np.zeros(len(paths))
+    out = np.empty(L, np.int64)
+    for _ in range(n):
+        _chain_backward(log_tr, log_final, la, L, rng, out)
+        freq[int("".join(map(str, out)), 2)] += 1
+    assert np.abs(freq / n - np.exp(lw - log_z)).max() < 0.015
+
+
+@pytest.mark.parametrize("kind", ["categorical", "gaussian"])
+def test_chain_rejection_restores_exact_state(kind):
+    """As test_rejection_restores_exact_state, for the chain moves of widths 2 and 3."""
+    prob, state = _seated_state(kind, 3, K=6, period=3)
+    n_rejected = n_moves = 0
+    for seed in range(300):
+        before, moments = _canonical(state), _moments(prob, state).copy()
+        counts = chain_moves(state, prob, [2 + seed % 2], np.random.default_rng(seed))
+        _hcrp.check_invariants(state.seating, state.x, prob.seq_first)
+        stats = np.zeros_like(state.stats)
+        for t in range(state.x.shape[0]):
+            update(prob.fam, stats, state.x[t], prob.Y, t, 1.0)
+        np.testing.assert_allclose(_moments(prob, state), stats[:, :moments.shape[1]], atol=1e-9)
+        n_moves += counts[0] + counts[2]
+        if counts[1] + counts[3] == 0:
+            n_rejected += 1
+            assert _canonical(state) == before
+            np.testing.assert_allclose(_moments(prob, state), moments, atol=1e-12)
+    assert n_moves > 30 and 0 < n_rejected < 300
+
+
+def test_sequence1_chain_split():
+    """On Sequence 1 (Makino et al. 2011) the labelling by symbol is a local
+    optimum for one-state splits (each costs about 13 nats, the 8-state cycle
+    gains 50); a width-3 chain split of B, C, D with rcd_gibbs sweeps
+    reaches the cycle within a few hundred sweeps."""
+    from sk_ihmm.datasets import make_sequence1
+    from sk_ihmm.metrics import mutual_information
+    X, truth = make_sequence1(200)
+    opts = {"base_sampler": "rcd_gibbs", "split_merge_trials": 10, "split_merge_width": 3}
+    prob = make_problem(Categorical(concentration=0.5), X.astype(float), 5, [200], 1.0, 1.0,
+                        0.0, (False, False, False), opts)
+    sampler = get_sampler("split_merge")
+    rng = np.random.default_rng(0)
+    state = sampler.init(prob, X[:, 0] + 1, rng)
+    for _ in range(500):
+        sampler.step(state, prob, rng)
+        if mutual_information(truth, state.x) > 2.07:
+            break
+    assert mutual_information(truth, state.x) > 2.07
+
+
 def test_options_validated():
     family, Y, dim = tiny_data("categorical", [3])
     rng = np.random.default_rng(0)
-    for bad in ({"base_sampler": "pgas"}, {"split_merge_trials": -1}):
+    for bad in ({"base_sampler": "pgas"}, {"split_merge_trials": -1},
+                {"split_merge_width": 0}):
         prob = make_problem(family, Y, dim, [3], 1.0, 1.0, 0.0, (False, False, False), bad)
         state = get_sampler("split_merge").init(prob, np.ones(3, np.int64), rng)
         with pytest.raises(ValueError):

@@ -92,7 +92,8 @@ def test_poisson_fit_finds_the_states_and_samples_counts():
     X, states = make_poisson_hmm(1500, n_states=3, n_features=2, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = InfiniteHMM(emission="poisson", max_time=5, random_state=0).fit(X)
+        model = InfiniteHMM(emission="poisson", max_time=None, max_sweeps=3200,
+                            random_state=0).fit(X)
     from sklearn.metrics import normalized_mutual_info_score
 
     assert model.n_states_ == 3
@@ -147,8 +148,9 @@ def test_missing_rows_fit_predict_and_score(emission, make):
     before = Xm.copy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = InfiniteHMM(emission=emission, allow_missing=True, max_time=5,
-                            random_state=0).fit(Xm)
+        # a budget in sweeps, not seconds: the same fit on any machine
+        model = InfiniteHMM(emission=emission, allow_missing=True, max_time=None,
+                            max_sweeps=3200, random_state=0).fit(Xm)
     np.testing.assert_array_equal(Xm, before)            # the input is not modified
     from sklearn.metrics import normalized_mutual_info_score
 
@@ -198,8 +200,8 @@ def test_autoregressive_fit_predict_score_and_sample():
                                     return_params=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = InfiniteHMM(emission=AutoRegressive(order=2), kappa=10.0, max_time=5,
-                            random_state=0).fit(X, lengths=lengths)
+        model = InfiniteHMM(emission=AutoRegressive(order=2), kappa=10.0, max_time=None,
+                            max_sweeps=3200, random_state=0).fit(X, lengths=lengths)
     pred = model.predict(X, lengths=lengths)
     assert normalized_mutual_info_score(states, pred) > 0.9
     assert model.coefs_.shape == (model.n_states_, 2, 5)
@@ -267,7 +269,8 @@ def test_hcrp_categorical_fit_keeps_per_sample_hyperparameters():
                                      random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = InfiniteHMM(emission="hcrp_categorical", max_time=3, random_state=0).fit(X[:1200])
+        model = InfiniteHMM(emission="hcrp_categorical", max_time=None, max_sweeps=1600,
+                            random_state=0).fit(X[:1200])
     assert isinstance(model._family, HCRPCategorical)
     snaps = [s for chain in model.snapshots_ for s in chain]
     hyps = np.array([s.hyp for s in snaps])

@@ -5,6 +5,7 @@ import pytest
 
 from sk_ihmm import _hcrp
 from sk_ihmm.samplers import get_sampler
+from sk_ihmm.samplers._collapsed import seat_sequences
 from sampler_harness import make_problem
 from sk_ihmm.datasets import make_gaussian_hmm
 from sk_ihmm.emissions import Gaussian
@@ -35,7 +36,7 @@ def test_undo_restores_exact_seating(kappa):
     first = np.zeros(10, bool)
     first[0] = True
     stats = np.zeros((8, Gaussian().n_stats(1)))
-    _hcrp.seat_sequences(s, stats, x, np.zeros((10, 1)), first, Gaussian.tag, rng)
+    seat_sequences(s, stats, x, np.zeros((10, 1)), first, Gaussian.tag, rng)
     _hcrp.check_invariants(s, x, first)
     for trial in range(200):
         before = _snapshot(s)

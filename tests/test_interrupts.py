@@ -127,8 +127,14 @@ def test_interrupt_while_summarising_leaves_a_whole_model(monkeypatch):
     monkeypatch.setattr(_estimator, "count_log_joints", interrupted)
     X = np.r_[np.zeros(40), 4 + np.zeros(40)][:, None] + np.random.default_rng(0).normal(size=(80, 1))
     model = InfiniteHMM(max_time=0, n_chains=2, n_samples=5, n_burnin=5, random_state=0)
-    with pytest.raises(KeyboardInterrupt):
-        model.fit(X)
+    # Python's own SIGINT handler, as in a user's process (a pytest-xdist
+    # worker ignores SIGINT, and the package leaves an ignored SIGINT alone)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(X)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert model.n_states_ >= 1 and len(model.major_states_) == model.n_states_
     assert model.predict(X).shape == (80,)
     assert np.isfinite(model.score(X))

@@ -476,5 +476,6 @@ def log_emission_matrix(fam, stats, hyp, Y):
     observation under every state's statistics."""
     T, K = Y.shape[0], stats.shape[0]
     out = np.empty((T, K))
-    log_pred_block(fam, stats, np.arange(K), K, hyp, Y, 0, T, out)
+    # np.int64(0), not 0: a literal int compiles a second specialisation
+    log_pred_block(fam, stats, np.arange(K), K, hyp, Y, np.int64(0), T, out)
     return out

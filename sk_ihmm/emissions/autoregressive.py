@@ -61,12 +61,25 @@ import math
 import numpy as np
 from numba import njit
 
-from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
+from ._base import (LOG_2PI, PRIOR_MEAN_PRECISION, EmissionFamily,
                     Kernels, check_magnitude, family_tag, positive_definite_scale)
+from ._wishart import sample_inverse_wishart_cholesky
 
-__all__ = ["AutoRegressive"]
+__all__ = ["AutoRegressive", "PRIOR_NOISE_FRACTION"]
 
 AutoRegressiveTag = family_tag("AutoRegressiveTag", __name__)
+
+#: Data-scaled default of the noise prior: the prior mean of a state's noise
+#: covariance is this fraction of the residual covariance of one
+#: autoregression fitted by least squares to all the training data. Unlike the
+#: data covariance that the Gaussian families scale
+#: (:data:`~sk_ihmm.emissions.PRIOR_COVARIANCE_FRACTION`), those residuals
+#: are not spread by the differences between the states' levels and
+#: dynamics, only blurred by them: a fraction of 0.1 made the noise of every
+#: state narrow and cut each exercise of the mocap6 recordings into several
+#: states (``benchmarks/bench_mocap6.py``), while on generated switching
+#: dynamics 0.1 and 1 found the same segmentations.
+PRIOR_NOISE_FRACTION = 1.0
 
 _LOG_PI = math.log(math.pi)
 _LOG_2PI = LOG_2PI
@@ -248,18 +261,7 @@ def _sample_param(stats, k, hyp, rng, out_all, j):
     for i in range(d):
         for c in range(i + 1):
             lp[i, c] = stats[k, o_L + (m + i) * q + m + c]
-    psi = lp @ lp.T
-    # Sigma ~ IW(nu_n, Psi_n): W ~ Wishart(nu_n, Psi_n^-1) by Bartlett, Sigma = W^-1
-    lpsi_inv = np.linalg.cholesky(np.linalg.inv(psi))
-    a = np.zeros((d, d))
-    for i in range(d):
-        a[i, i] = math.sqrt(2.0 * rng.gamma(0.5 * (nu_n - i), 1.0))
-        for c in range(i):
-            a[i, c] = rng.standard_normal()
-    la = lpsi_inv @ a
-    sigma = np.linalg.inv(la @ la.T)
-    sigma = 0.5 * (sigma + sigma.T)
-    chol = np.linalg.cholesky(sigma)
+    chol = sample_inverse_wishart_cholesky(lp @ lp.T, nu_n, rng)
     # A = (B_n K_n^{-T/2} + chol Z) L_K^{-1}, Z of iid N(0, 1): mean B_n K_n^{-1} = M_n,
     # row covariance Sigma, column covariance K_n^{-1}
     z = np.empty((d, m))
@@ -390,14 +392,16 @@ class AutoRegressive(EmissionFamily):
     about the data mean), ``K0 = kappa0 * mean_t(x_t x_t^T)`` with ``x_t =
     [y_{t-1} - mu; ...; y_{t-p} - mu; 1]`` (the coefficients weigh as much as
     ``kappa0`` typical steps: a g-prior), ``nu0 = D + 2`` and ``Psi0 = (nu0 -
-    D - 1) * PRIOR_COVARIANCE_FRACTION * R`` with ``R`` the residual
-    covariance of one autoregression fitted by least squares to all the
-    data (the data covariance when there are no more steps than
-    coefficients). Under ``y -> S y + c`` for any invertible ``S`` and shift
-    ``c``, ``mu``, ``x_t``, ``K0`` and ``R`` transform so that the prior on
-    the transformed coefficients is the one resolved on the transformed
-    data: the posterior over state sequences is the same for ``X`` and ``X
-    @ S.T + c``. (Only degenerate data break this: a constant column, or
+    D - 1) * PRIOR_NOISE_FRACTION * R`` with ``R`` the residual covariance
+    of one autoregression fitted by least squares to all the data (the data
+    covariance when there are no more steps than coefficients), so that the
+    prior mean of a state's noise covariance is ``R``
+    (:data:`~sk_ihmm.emissions.autoregressive.PRIOR_NOISE_FRACTION` says
+    why not a tenth of it, as for the Gaussian families). Under ``y -> S y +
+    c`` for any invertible ``S`` and shift ``c``, ``mu``, ``x_t``, ``K0``
+    and ``R`` transform so that the prior on the transformed coefficients is
+    the one resolved on the transformed data: the posterior over state
+    sequences is the same for ``X`` and ``X @ S.T + c``. (Only degenerate data break this: a constant column, or
     collinear regressors that get a small relative ridge, as with
     :class:`MultivariateGaussian`.)
 
@@ -571,7 +575,7 @@ class AutoRegressive(EmissionFamily):
             else:
                 dev = Yc - Yc.mean(axis=0)
                 R = dev.T @ dev / Z.shape[0]
-            psi0 = ((nu0 - d - 1.0 if nu0 > d + 1.0 else 1.0) * PRIOR_COVARIANCE_FRACTION
+            psi0 = ((nu0 - d - 1.0 if nu0 > d + 1.0 else 1.0) * PRIOR_NOISE_FRACTION
                     * positive_definite_scale(R))
         else:
             psi0 = self._spd(self.psi0, d, "psi0")

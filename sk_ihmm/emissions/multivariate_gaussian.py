@@ -20,6 +20,7 @@ from numba import njit
 from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
                     Kernels, check_real_rows, columns_of, data_moments, family_tag,
                     positive_definite_scale)
+from ._wishart import sample_inverse_wishart_cholesky
 
 __all__ = ["MultivariateGaussian"]
 
@@ -172,17 +173,7 @@ def _sample_param(stats, k, hyp, rng, out_all, j):
     # allocates nothing
     out = out_all[j]
     d, mu_n, k_n, nu_n, psi = _niw_posterior(stats[k], hyp)
-    # Sigma ~ IW(nu_n, psi): draw W ~ Wishart(nu_n, psi^-1) by Bartlett, Sigma = W^-1
-    lpsi_inv = np.linalg.cholesky(np.linalg.inv(psi))
-    a = np.zeros((d, d))
-    for i in range(d):
-        a[i, i] = math.sqrt(2.0 * rng.gamma(0.5 * (nu_n - i), 1.0))
-        for c in range(i):
-            a[i, c] = rng.standard_normal()
-    la = lpsi_inv @ a
-    sigma = np.linalg.inv(la @ la.T)
-    sigma = 0.5 * (sigma + sigma.T)
-    chol = np.linalg.cholesky(sigma)
+    chol = sample_inverse_wishart_cholesky(psi, nu_n, rng)
     z = np.empty(d)
     for i in range(d):
         z[i] = rng.standard_normal()

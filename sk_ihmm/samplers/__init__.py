@@ -45,6 +45,9 @@ OPTIONS = {
     "split_merge_trials": Option(
         3, [Interval(Integral, 0, None, closed="left")],
         "Split-merge proposals per sweep of split_merge."),
+    "split_merge_width": Option(
+        3, [Interval(Integral, 1, None, closed="left")],
+        "Largest width of the chain proposals of split_merge, split_merge_trials of them per sweep (1: none)."),
     "base_sampler": Option(
         "rcd_beam", [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"})],
         "Sampler interleaved with the split-merge moves (\"none\": only split-merge moves)."),
@@ -100,5 +103,5 @@ register("rcd_gibbs", _rcd_gibbs.init, _rcd_gibbs.step)
 register("rcd_blocked", _rcd_blocked.init, _rcd_blocked.step_blocked, ["block_size"])
 register("rcd_beam", _rcd_blocked.init, _rcd_blocked.step_beam, ["block_size"])
 register("split_merge", _split_merge.init, _split_merge.step,
-         ["split_merge_trials", "base_sampler", "block_size"])
+         ["split_merge_trials", "split_merge_width", "base_sampler", "block_size"])
 register("pgas", _pgas.init, _pgas.step, ["n_particles", "proposal"])

@@ -11,7 +11,8 @@ from numba import njit
 from .. import _hcrp
 from .._hyper import resample_concentrations
 from .._rng import as_generator, generator_handle
-from ..emissions import log_marginal_sum, resample_hyperparameters
+from .._hcrp import OCC, add_customer, clear_log
+from ..emissions import add_labelled, log_marginal_sum, resample_hyperparameters
 
 
 class CollapsedState:
@@ -72,6 +73,20 @@ class CollapsedState:
             self.seating = s
 
 
+@njit(cache=True)
+def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
+    """Seat the customers and add the emissions of a complete labelled sequence
+    (a new seating, no undo)."""
+    mat, vec, tab, log, scal, conc = s
+    for t in range(x.shape[0]):
+        j = 0 if seq_first[t] else x[t - 1]
+        add_customer(mat, vec, tab, log, scal, conc, j, x[t], rng)
+        clear_log(scal)
+        vec[OCC, x[t]] += 1
+    add_labelled(fam, stats, x, Y)
+
+
+
 def init_collapsed(problem, x0, rng):
     """Seat the labelled sequence ``x0`` (labels >= 1) customer by customer."""
     x = np.ascontiguousarray(x0, dtype=np.int64).copy()
@@ -80,7 +95,7 @@ def init_collapsed(problem, x0, rng):
     # step, so T slots always suffice (kernels still report and grow if short)
     s = _hcrp.new_seating(C, x.shape[0] + 16, 64, *problem.conc0)
     stats = np.zeros((C, problem.n_stats))
-    _hcrp.seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.fam, rng)
+    seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.fam, rng)
     state = CollapsedState(x, s, stats, problem.hyp.copy())
     state.log_joint = log_joint(state, problem)
     return state
@@ -105,7 +120,7 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
     resample_hyperparameters(fam, stats, hyp, rng)
     vec, scal, conc = s.vec, s.scal, s.conc
     if resample[0] or resample[1] or resample[2]:
-        overrides = 0
+        overrides = np.int64(0)   # not 0: a literal compiles a second specialisation
         for j in range(vec.shape[1]):
             overrides += vec[_hcrp.O, j]
         resample_concentrations(conc[0], conc[1], conc[2], vec[_hcrp.NJ], scal[_hcrp._M_TOT],

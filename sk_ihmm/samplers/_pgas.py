@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from .. import emissions as em
-from .._hcrp import count_log_joint, log_stirling_cover
+from .._hcrp import log_stirling_cover
+from .._joint import count_log_joint
 from .._hyper import resample_concentrations
 from .._labels import compact_labels
 from .._nrt import hold, nrt_free, uniform_int
@@ -264,7 +265,7 @@ def _new_state(pi, beta, phi, K, hit_row, alpha, gamma, kappa, zero_stats, hyp,
     shapes[k] += kappa
     _dirichlet(shapes[:k + 1], pi[k, :k + 1], rng)
     pi[k, k + 1:] = 0.0
-    em.sample_param(fam, zero_stats, 0, hyp, rng, phi, k)
+    em.sample_param(fam, zero_stats, np.int64(0), hyp, rng, phi, k)
 
 
 @njit(cache=True)
@@ -279,7 +280,7 @@ def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp
         if K + 1 >= pi.shape[0]:
             pi, beta, phi = _grow(pi, beta, phi, K + 2)
             shapes = np.zeros(pi.shape[0])
-        _new_state(pi, beta, phi, K, -1, alpha, gamma, kappa, zero_stats, hyp,
+        _new_state(pi, beta, phi, K, np.int64(-1), alpha, gamma, kappa, zero_stats, hyp,
                    fam, shapes, rng)
         K += 1
     return pi, beta, phi, K
@@ -724,13 +725,14 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     ef = np.empty((_CHUNK + 1, K0 + 1))
     ef_bits = np.empty(ef.size)
     T = Y.shape[0]
-    s, t, n_changed = 0, 0, 0
+    # np.int64, not 0: a literal int argument compiles a second specialisation of the callee
+    s, t, n_changed = np.int64(0), np.int64(0), 0
     while s < starts.shape[0]:
         if pi.shape[0] - 1 - K < N:
             pi, beta, phi = _grow(pi, beta, phi, K + N + 1)
             C = pi.shape[0]
             tail, shapes = _grown(tail, C, 0.0), np.zeros(C)
-            zrow, z_stamp = _grown(zrow, 2 * C, 0.0), _grown(z_stamp, 2 * C, -1)
+            zrow, z_stamp = _grown(zrow, 2 * C, 0.0), _grown(z_stamp, 2 * C, np.int64(-1))
         g0 = starts[s] + t
         n = min(_CHUNK, T - g0)
         if posterior:
@@ -1003,6 +1005,7 @@ def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, post
     on every sequence (labels ``x`` replaced in place and made compact), then
     steps 2-6 (:func:`_parameters`). Returns :func:`_parameters`' tuple and
     the number of time steps whose label changed."""
+    handle = rng     # _parameters gets the handle, as from Python: one compiled version
     rng = as_generator(rng)
     K = beta.shape[0] - 1
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
@@ -1021,7 +1024,7 @@ def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, post
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
     n, stats, m, o, conc2, beta2, pi2, phi2 = _parameters(
         x, Y, seq_first, old.shape[0] - 1, n_stats, n_params, fam, hyp, beta_used, conc,
-        priors, resample, rng)
+        priors, resample, handle)
     return n, stats, m, o, conc2, beta2, pi2, phi2, n_changed
 
 

@@ -206,7 +206,7 @@ def _carve(fbuf, ibuf, l_max, C, width):
 
 @nrt_free
 def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
-                   use_beam, fam, hyp, prior_pred, rng, fbuf, ibuf, l_max, width, reseat):
+                   beam, fam, hyp, prior_pred, rng, fbuf, ibuf, l_max, width, reseat):
     """One RCD move per block ``order[start:n_blocks]``; stop early when
     capacity runs low. After the last block, the tables of each block's
     customers get a Gibbs update with probability ``reseat``
@@ -215,7 +215,9 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     ``plan`` is ``(starts, ends, block_size, offsets, bstart, bend, order)``:
     the sequence bounds, the block size and the buffers of
     :func:`_plan_sweep`, which draws the sweep's blocks first when
-    ``n_blocks < 0``.
+    ``n_blocks < 0``. ``beam`` is ``None`` for forward-backward proposals
+    and ``True`` for beam proposals: numba prunes the branch on ``is None``
+    at compile time, so each sampler compiles only its own path draw.
 
     Returns ``(stop, n_accepted, n_visited, width, n_blocks)``: ``stop ==
     n_blocks`` when done, else the position in ``order`` to resume from
@@ -352,13 +354,13 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         move_stats(fam, stats, Y, b, xo, 1.0, iwork)
 
         # ---- 3. proposal path, then labels for 'new' through Q* ----
-        if use_beam:
+        if beam is None:
+            ffbs_linear(init, trans, emit, final, rng, pn, work)
+        else:
             n_vis += beam_sample_linear(init, trans, emit, final, po, rng, pn,
                                         work, iwork_beam)
-        else:
-            ffbs_linear(init, trans, emit, final, rng, pn, work)
         # the i-th table of Q* gets the i-th label of fresh, then free labels
-        nq, qn = 0, 0
+        nq, qn = np.int64(0), np.int64(0)   # not 0: see _pgas._csmc
         next_free = 1
         n_fresh = 0
         log_q_new = 0.0
@@ -392,7 +394,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             l2 -= 1
         log_q_old = path_log_weight_linear(init, trans, emit, final, po)
         log_q_new += path_log_weight_linear(init, trans, emit, final, pn)
-        nq, qn = 0, 0
+        nq, qn = np.int64(0), np.int64(0)
         for l in range(L):
             if po[l] < K:
                 continue
@@ -496,7 +498,8 @@ def _sweep(state, problem, rng, use_beam):
             keep["buffers"] = ((l_max, C, width), fbuf, ibuf)
         pos, acc, vis, wanted, n_blocks = _blocked_sweep(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, plan, n_blocks, pos, use_beam, problem.fam, state.hyp,
+            problem.seq_last, plan, n_blocks, pos, True if use_beam else None, problem.fam,
+            state.hyp,
             problem.prior_pred, handle, fbuf, ibuf, l_max, width, RESEAT_PROB,
         )
         n_acc += acc

@@ -74,7 +74,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         if is_free(vec, old):
             fresh = old
         # ---- proposal, Eq. (33): w_k = p(k|s_p) p(q|s_k) f_k(y_t) ----
-        nc = 0
+        nc = np.int64(0)   # not 0: a literal would compile log_pred_block twice
         m_tot = scal[_M_TOT]
         for k in range(1, C):
             if vec[MK, k] > 0 or k == q or k == fresh:
@@ -86,6 +86,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
                                     alpha, gamma, kappa, k, q)
                 trans[nc] = tr
                 nc += 1
+        # a literal length 1: numba specialises the block kernel for one step
         log_pred_block(fam, stats, cand, nc, hyp, Y, t, 1, logw)
         mx = -np.inf
         for c in range(nc):

@@ -17,13 +17,22 @@ emissions of the fragments and ``t1`` are added back in exactly the reverse
 of the order of their removal, so the acceptance ratio is ``(r* / r_old)
 (q_old / q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
 
-Invariants: a split and the merge with the same pair are each other's
-reverse; merges are rejected early only for discrete emissions (a
-continuous predictive density can exceed 1); a trial needs one free label,
-checked before any of its random draws.
+When ``split_merge_width > 1``, as many *chain* trials (our extension)
+follow, each of a width ``w`` uniform in ``2 .. split_merge_width``: the
+anchors are the runs ``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1``; equal
+labels at every offset propose to split all ``w`` states at once (``t1 +
+i`` to fresh labels), different ones to merge them pairwise; the steps of
+those states are allocated by FFBS of a two-candidate HMM whose candidates
+depend on the step's group, anchors pinned.
+
+Invariants: a split and the merge with the same pair (anchors) are each
+other's reverse; merges are rejected early only for discrete emissions (a
+continuous predictive density can exceed 1); a trial needs one free label
+(a chain trial as many as the largest width), checked before any of its
+random draws.
 
 Derivation and exactness argument: doc/internals.rst, section "Split-merge
-moves (samplers/_split_merge.py)".
+moves (samplers/_split_merge.py)", and its paragraph "Chain moves".
 """
 
 import math
@@ -32,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
-                     free_label, pred_prob, remove_customer, undo)
+                     free_label, n_free_labels, pred_prob, remove_customer, undo)
 from .._messages import path_log_weight
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
@@ -41,7 +50,7 @@ from . import _rcd_blocked, _rcd_gibbs, option
 from ._collapsed import finish_sweep, init_collapsed
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
-__all__ = ["init", "step", "split_merge_moves"]
+__all__ = ["init", "step", "split_merge_moves", "chain_moves"]
 
 # base samplers: they all work on the CollapsedState built by init_collapsed
 _BASE_STEPS = {
@@ -51,7 +60,7 @@ _BASE_STEPS = {
 }
 
 # indices into the counts array of the kernel
-_N_SPLIT, _ACC_SPLIT, _N_MERGE, _ACC_MERGE, _EARLY = range(5)
+_N_SPLIT, _ACC_SPLIT, _N_MERGE, _ACC_MERGE, _EARLY, _VOID = range(6)
 
 
 @njit(cache=True)
@@ -107,7 +116,7 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
             log_final[c] = 0.0
     pair[0] = k0
     pair[1] = k1
-    log_pred_block(fam, stats, pair, 2, hyp, Y, b, L, log_emit)
+    log_pred_block(fam, stats, pair, np.int64(2), hyp, Y, b, L, log_emit)
 
 
 @njit(cache=True, inline="always")
@@ -321,6 +330,303 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     return n_trials
 
 
+@njit(cache=True, inline="always")
+def _in_labels(k, labs, n):
+    for i in range(n):
+        if labs[i] == k:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _label_fragments(x, seq_first, labs, n, fb, fe):
+    """Maximal runs of one sequence with labels in ``labs[:n]``: ``fb[:U]``,
+    ``fe[:U]`` in time order; returns ``U``."""
+    T = x.shape[0]
+    U = 0
+    t = 0
+    while t < T:
+        if _in_labels(x[t], labs, n):
+            fb[U] = t
+            t += 1
+            while t < T and not seq_first[t] and _in_labels(x[t], labs, n):
+                t += 1
+            fe[U] = t
+            U += 1
+        else:
+            t += 1
+    return U
+
+
+@njit(cache=True, inline="always")
+def _holds_anchor(b, e, t1, t2, w):
+    """Steps ``b .. e - 1`` meet ``t1 .. t1 + w - 1`` or ``t2 .. t2 + w - 1``."""
+    return (b < t1 + w and t1 < e) or (b < t2 + w and t2 < e)
+
+
+@njit(cache=True, inline="always")
+def _log_add_inf(u, v):
+    """``log(exp(u) + exp(v))``; ``u`` or ``v`` may be ``-inf`` (not both)."""
+    if u < v:
+        u, v = v, u
+    if v == -np.inf:
+        return u
+    return u + math.log1p(math.exp(v - u))
+
+
+@njit(cache=True)
+def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
+               cand, log_init, log_tr, log_emit, log_final):
+    """Restricted HMM of the chain move over the fragment ``fb_ .. fb_ + L - 1``.
+
+    Step ``l`` of group ``g`` (its label is ``la_[g]`` or ``lc_[g]``) has the
+    candidates ``cand[l] = (lc_[g], la_[g])``; the anchors ``t1 + i`` are
+    pinned to candidate 0 and ``t2 + i`` to candidate 1 (the other one gets
+    weight 0). Weights are the HCRP predictives of the current seating and
+    emission statistics, as in :func:`_restricted_hmm`; ``log_tr[l]`` is the
+    transition from step ``l - 1`` to ``l``.
+    """
+    mat, vec, tab, log, scal, conc = s
+    m_tot = scal[_M_TOT]
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    for l in range(L):
+        t = fb_ + l
+        g = 0
+        for i in range(w):
+            if x[t] == la_[i] or x[t] == lc_[i]:
+                g = i
+        cand[l, 0] = lc_[g]
+        cand[l, 1] = la_[g]
+        for c in range(2):
+            log_emit[l, c] = log_pred(fam, stats, cand[l, c], hyp, Y, t)
+        if t1 <= t < t1 + w:
+            log_emit[l, 1] = -np.inf
+        elif t2 <= t < t2 + w:
+            log_emit[l, 0] = -np.inf
+    for c in range(2):
+        k = cand[0, c]
+        log_init[c] = math.log(pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
+                                         alpha, gamma, kappa, prev, k))
+        j = cand[L - 1, c]
+        if nxt > 0:
+            log_final[c] = math.log(pred_prob(mat[N, j, nxt], vec[NJ, j], vec[MK, nxt], m_tot,
+                                              alpha, gamma, kappa, j, nxt))
+        else:
+            log_final[c] = 0.0
+    for l in range(1, L):
+        for c in range(2):
+            j = cand[l - 1, c]
+            for d in range(2):
+                k = cand[l, d]
+                log_tr[l, c, d] = math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k],
+                                                     m_tot, alpha, gamma, kappa, j, k))
+
+
+@njit(cache=True)
+def _chain_forward(log_init, log_tr, log_emit, log_final, L, la):
+    """Forward pass of the chain move's restricted HMM (step-dependent
+    transitions ``log_tr[l]``); returns the log total weight."""
+    la[0, 0] = log_init[0] + log_emit[0, 0]
+    la[0, 1] = log_init[1] + log_emit[0, 1]
+    for t in range(1, L):
+        for k in range(2):
+            la[t, k] = _log_add_inf(la[t - 1, 0] + log_tr[t, 0, k],
+                                    la[t - 1, 1] + log_tr[t, 1, k]) + log_emit[t, k]
+    return _log_add_inf(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1])
+
+
+@njit(cache=True)
+def _chain_backward(log_tr, log_final, la, L, rng, path):
+    """Draw a path of the chain move's restricted HMM from its forward messages."""
+    v0 = la[L - 1, 0] + log_final[0]
+    v1 = la[L - 1, 1] + log_final[1]
+    k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+    path[L - 1] = k
+    for t in range(L - 2, -1, -1):
+        v0 = la[t, 0] + log_tr[t + 1, 0, k]
+        v1 = la[t, 1] + log_tr[t + 1, 1, k]
+        k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+        path[t] = k
+
+
+@njit(cache=True)
+def _chain_path_weight(log_init, log_tr, log_emit, log_final, L, path):
+    k = path[0]
+    v = log_init[k] + log_emit[0, k]
+    for t in range(1, L):
+        j = path[t]
+        v += log_tr[t, k, j] + log_emit[t, j]
+        k = j
+    return v + log_final[k]
+
+
+@nrt_free
+def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width, fam, hyp,
+                  early_stop, rng, fb, fe, order, xsave, emit_buf, tr_buf, fwd_buf, cand,
+                  path_buf, counts, small, ibuf):
+    """Chain trials ``start .. len(widths) - 1``, trial ``i`` of width ``widths[i]``.
+
+    Returns the number of trials done (fewer when fewer than ``max_width >=
+    widths`` labels are free: the caller grows the seating and resumes).
+    ``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers.
+    """
+    rng = as_generator(rng)
+    T = x.shape[0]
+    mat, vec, tab, log, scal, conc = s
+    log_init = small[0:2]
+    log_final = small[2:4]
+    la_ = ibuf[0:max_width]
+    lc_ = ibuf[max_width:2 * max_width]
+    labs = ibuf[2 * max_width:4 * max_width]
+    iwork = ibuf[4 * max_width:]
+    n_trials = widths.shape[0]
+    for trial in range(start, n_trials):
+        if n_free_labels(vec) < max_width:
+            return trial
+        # ---- 1. anchors, threshold; split, merge or nothing ----
+        w = widths[trial]
+        t1 = uniform_int(T - w + 1, rng)
+        t2 = uniform_int(T - w, rng)
+        if t2 >= t1:
+            t2 += 1
+        u = rng.random()
+        log_u = math.log(u) if u > 0.0 else -np.inf
+        if abs(t1 - t2) < w:
+            counts[_VOID] += 1
+            continue
+        n_same = 0
+        for i in range(w):
+            la_[i] = x[t2 + i]
+            lc_[i] = x[t1 + i]
+            if la_[i] == lc_[i]:
+                n_same += 1
+        valid = n_same == w or n_same == 0
+        for i in range(w):
+            for j in range(i):
+                if la_[i] == la_[j] or lc_[i] == lc_[j]:
+                    valid = False
+            if n_same == 0:
+                for j in range(w):
+                    if la_[i] == lc_[j]:
+                        valid = False
+        if not valid:
+            counts[_VOID] += 1
+            continue
+        split = n_same == w
+        if split:
+            # fresh labels, chosen while the a labels still hold their steps
+            k = 0
+            for i in range(w):
+                k = free_label(vec, k + 1)
+                lc_[i] = k
+        for i in range(w):
+            labs[i] = la_[i]
+            labs[w + i] = lc_[i]
+        U = _label_fragments(x, seq_first, labs, 2 * w, fb, fe)
+        # fragments holding an anchor first (time order), the others in
+        # uniformly random order: the same law in both directions
+        n_anch = 0
+        for f in range(U):
+            if _holds_anchor(fb[f], fe[f], t1, t2, w):
+                order[n_anch] = f
+                n_anch += 1
+        n_rest = n_anch
+        for f in range(U):
+            if not _holds_anchor(fb[f], fe[f], t1, t2, w):
+                order[n_rest] = f
+                n_rest += 1
+        for i in range(U - 1, n_anch, -1):
+            j = n_anch + uniform_int(i - n_anch + 1, rng)
+            tmp = order[i]
+            order[i] = order[j]
+            order[j] = tmp
+
+        # ---- 2. remove F_U .. F_1 (q_old of a merge on the way) ----
+        clear_log(scal)
+        log_r_old = 0.0
+        log_q_old = 0.0
+        for i in range(U - 1, -1, -1):
+            f = order[i]
+            fb_, fe_ = fb[f], fe[f]
+            L = fe_ - fb_
+            prev = 0 if seq_first[fb_] else x[fb_ - 1]
+            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
+            for l in range(L):
+                xsave[fb_ + l] = x[fb_ + l]
+            log_r_old += remove_seq(mat, vec, tab, log, scal, conc,
+                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+            if not split:
+                _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
+                           cand, log_init, tr_buf, emit_buf, log_final)
+                for l in range(L):
+                    path_buf[l] = 0 if x[fb_ + l] == cand[l, 0] else 1
+                log_z = _chain_forward(log_init, tr_buf, emit_buf, log_final, L, fwd_buf)
+                log_q_old += _chain_path_weight(log_init, tr_buf, emit_buf, log_final, L,
+                                                path_buf) - log_z
+
+        # ---- 3. allocate and add F_1 .. F_U ----
+        log_r_new = 0.0
+        log_q_new = 0.0
+        n_added = U
+        for i in range(U):
+            f = order[i]
+            fb_, fe_ = fb[f], fe[f]
+            L = fe_ - fb_
+            prev = 0 if seq_first[fb_] else x[fb_ - 1]
+            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
+            if split:
+                _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
+                           cand, log_init, tr_buf, emit_buf, log_final)
+                log_z = _chain_forward(log_init, tr_buf, emit_buf, log_final, L, fwd_buf)
+                _chain_backward(tr_buf, log_final, fwd_buf, L, rng, path_buf)
+                log_q_new += _chain_path_weight(log_init, tr_buf, emit_buf, log_final, L,
+                                                path_buf) - log_z
+                for l in range(L):
+                    x[fb_ + l] = cand[l, path_buf[l]]
+            else:
+                # discrete emissions: the factors still to come are <= 1
+                if early_stop and log_r_new - log_r_old + log_q_old <= log_u:
+                    n_added = i
+                    counts[_EARLY] += 1
+                    break
+                for l in range(L):
+                    t = fb_ + l
+                    for g in range(w):
+                        if x[t] == lc_[g]:
+                            x[t] = la_[g]
+            log_r_new += add_seq(mat, vec, tab, log, scal, conc,
+                                 stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+
+        # ---- 4. accept, or restore the exact old state ----
+        log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
+        accept = n_added == U and log_u < log_ratio
+        if split:
+            counts[_N_SPLIT] += 1
+        else:
+            counts[_N_MERGE] += 1
+        if accept:
+            clear_log(scal)
+            if split:
+                counts[_ACC_SPLIT] += 1
+            else:
+                counts[_ACC_MERGE] += 1
+        else:
+            undo(mat, vec, tab, log, scal, conc)
+            for i in range(U):
+                f = order[i]
+                fb_, fe_ = fb[f], fe[f]
+                if i < n_added:
+                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam,
+                                   iwork)
+                    for t in range(fb_, fe_):
+                        x[t] = xsave[t]
+                else:
+                    for t in range(fb_, fe_):
+                        update(fam, stats, x[t], Y, t, 1.0)
+                        vec[OCC, x[t]] += 1
+    return n_trials
+
+
 def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     """Run ``n_trials`` split-merge trials on a collapsed state.
 
@@ -376,6 +682,53 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     return counts
 
 
+def chain_moves(state, problem, widths, rng, early_stop=None):
+    """Run one chain trial of each width in ``widths`` on a collapsed state.
+
+    Parameters are those of :func:`split_merge_moves`, with ``widths``
+    (ints ``>= 1``) in place of ``n_trials``.
+
+    Returns
+    -------
+    counts : ndarray of shape (6,), int64
+        Splits tried, splits accepted, merges tried, merges accepted, merges
+        rejected early, trials that were neither (anchors that overlap, or
+        mix equal and different labels, or repeat a label).
+    """
+    counts = np.zeros(6, np.int64)
+    T = state.x.shape[0]
+    widths = np.ascontiguousarray(widths, dtype=np.int64)
+    if widths.shape[0] == 0:
+        return counts
+    max_width = int(widths.max())
+    if 2 * max_width > T:
+        raise ValueError(f"chain width {max_width} needs at least {2 * max_width} steps.")
+    if early_stop is None:
+        early_stop = problem.emission.discrete
+    fb = np.empty(T, np.int64)
+    fe = np.empty(T, np.int64)
+    order = np.empty(T, np.int64)
+    xsave = np.empty(T, np.int64)
+    emit_buf = np.empty((T, 2))
+    tr_buf = np.empty((T, 2, 2))
+    fwd_buf = np.empty((T, 2))
+    cand = np.empty((T, 2), np.int64)
+    path_buf = np.empty(T, np.int64)
+    small = np.empty(4)
+    ibuf = np.empty(T + 2 + 4 * max_width, np.int64)
+    done = 0
+    while done < widths.shape[0]:
+        in_use = int(state.seating.scal[_N_TABLES])
+        state.ensure_capacity(labels=max_width + 1, tables=T - in_use + 8, log=2 * T + 8)
+        done = _chain_trials(
+            state.seating, state.stats, state.x, problem.Y, problem.seq_first,
+            problem.seq_last, widths, done, max_width, problem.fam, state.hyp,
+            bool(early_stop), generator_handle(rng), fb, fe, order, xsave, emit_buf, tr_buf,
+            fwd_buf, cand, path_buf, counts, small, ibuf,
+        )
+    return counts
+
+
 def init(problem, x0, rng):
     """Initial state: seat the labelled sequence ``x0``."""
     return init_collapsed(problem, x0, rng)
@@ -383,17 +736,21 @@ def init(problem, x0, rng):
 
 def _options(problem):
     base, trials = str(option(problem, "base_sampler")), int(option(problem, "split_merge_trials"))
+    width = int(option(problem, "split_merge_width"))
     if base != "none" and base not in _BASE_STEPS:
         raise ValueError(
             f"base_sampler must be one of {sorted(_BASE_STEPS) + ['none']}, got {base!r}."
         )
     if trials < 0:
         raise ValueError(f"split_merge_trials must be >= 0, got {trials}.")
-    return base, trials
+    if width < 1:
+        raise ValueError(f"split_merge_width must be >= 1, got {width}.")
+    return base, trials, width
 
 
 def step(state, problem, rng):
-    """One sweep: a base-sampler sweep, the split-merge trials, hyperparameters.
+    """One sweep: a base-sampler sweep, the split-merge trials (one-state,
+    then chain), hyperparameters.
 
     Returns
     -------
@@ -403,13 +760,20 @@ def step(state, problem, rng):
         fraction of the splits / merges tried in this sweep, ``nan`` when none
         was tried).
     """
-    base, trials = _options(problem)
+    base, trials, width = _options(problem)
     info = {"accept_rate": np.nan}
     if base != "none":
         # the base sweep leaves the concentrations alone; they are resampled
         # once, after the split-merge trials
         info.update(_BASE_STEPS[base](state, problem._replace(resample=np.zeros(3, np.bool_)), rng))
     counts = split_merge_moves(state, problem, trials, rng)
+    # chain trials come on top of the one-state ones, which merge down from
+    # many states; the widths do not depend on the state, so the sweep is a
+    # composition of kernels that each keep the posterior invariant
+    width = min(width, state.x.shape[0] // 2)
+    if width > 1 and trials:
+        counts[:5] += chain_moves(state, problem, 2 + rng.integers(width - 1, size=trials),
+                                  rng)[:5]
     finish_sweep(state, problem, rng)
     n_split, n_merge = counts[_N_SPLIT], counts[_N_MERGE]
     info["split_accept"] = counts[_ACC_SPLIT] / n_split if n_split else np.nan
