@@ -99,13 +99,6 @@ def _id(case):
     ("pgas", {"n_particles": 3, "proposal": "posterior"}),
 ], ids=["rcd_gibbs", "rcd_blocked", "pgas"])
 def test_fox_prior_exact(sampler, options, case):
-    if sampler == "pgas" and case["kind"] == "gaussian":
-        # open: pgas with rho_prior on gaussian (2, 3) is biased (TV 0.12-0.13
-        # against thresholds 0.04-0.09 over seeds, 15000-60000 sweeps, N = 3 and
-        # 10), while rcd_gibbs and rcd_blocked pass on this case, pgas passes the
-        # two categorical cases and, with independent priors (kappa resampled),
-        # this one
-        pytest.xfail("pgas + rho_prior biased on gaussian (2, 3): under investigation")
     check_exact(sampler, kappa=1.0, resample=(True, True, True), priors=FOX, options=options,
                 n_sweeps=15000, **case)
 
