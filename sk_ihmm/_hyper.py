@@ -56,6 +56,8 @@ __all__ = ["resample_concentrations"]
 _TINY = np.finfo(float).tiny
 
 
+# compiled into its callers' cache entries (_pgas, _collapsed): after a change,
+# clear their numba caches too (numba checks only the caller's file)
 @njit(cache=True)
 def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
                             priors, resample, rng, out):
