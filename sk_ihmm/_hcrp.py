@@ -2,34 +2,26 @@
 
 Conventions (``doc/model.rst``): restaurant ``0`` is the *start* restaurant,
 restaurant ``k >= 1`` belongs to hidden state ``k``; dishes are hidden
-states, labelled ``1 .. capacity-1`` (label ``0`` is never a dish); a
-customer of restaurant ``j`` eating dish ``k`` is one transition ``j -> k``. A
-new table of state restaurant ``j`` serves dish ``j`` as a sticky *override*
-with probability ``kappa / (alpha + kappa)``, otherwise it sends one customer
-to the root, a CRP with concentration ``gamma`` whose tables are the dishes.
+states, labelled ``1 .. capacity-1``; a customer of restaurant ``j`` eating
+dish ``k`` is one transition ``j -> k``. A new table of restaurant ``j``
+serves dish ``j`` as a sticky *override* with probability ``kappa / (alpha +
+kappa)``, otherwise it sends one customer to the root, a CRP with
+concentration ``gamma`` whose tables are the dishes.
 
-Tables are stored explicitly, one linked list of table slots per (restaurant,
-dish) pair, in opening order. Every change goes through :func:`add_customer`
-/ :func:`remove_customer`, which append to an undo log; :func:`undo` restores
+Tables are stored explicitly, a linked list of table slots per (restaurant,
+dish) pair. Every change goes through :func:`add_customer` /
+:func:`remove_customer`, which append to an undo log; :func:`undo` restores
 the *exact* previous seating (Makino et al. 2011, Section 3). Capacities grow
-by doubling in Python (:func:`grow`); kernels report, never overflow. The
-customer moves are inlined: the Gibbs sweep calls them per step.
+by doubling in Python (:func:`grow`); kernels report, never overflow.
 
-The seating is six arrays, the fields of :class:`Seating`, which a kernel
-unpacks once (``mat, vec, tab, log, scal, conc = s``):
-
-* ``mat`` ``(3, C, C)`` int64 ``[N | M | HEAD, j, k]``: customers, root
-  (non-override) tables, first table slot of the pair (``-1``: none);
-* ``vec`` ``(4, C)`` int64 ``[O | NJ | MK | OCC, k]``: override tables and
-  customers of restaurant ``k``, root customers (= root tables below) of dish
-  ``k``, time steps assigned to state ``k``;
-* ``tab`` ``(P, 3)`` int64 ``[t, SIZE | NEXT | OVER]``: customers at slot
-  ``t``, next table of the pair (or next free slot), 1 for an override;
-* ``log`` ``(U, 4)`` int64, undo-log rows ``(op, j, k, table)``; ``scal``
-  ``(6,)`` int64, totals (``_M_TOT`` .. ``_N_TABLES``); ``conc`` ``(3,)``
-  float64, ``alpha, gamma, kappa``.
-
-Why this layout: doc/internals.rst, section "The seating (_hcrp.py)".
+The seating is the six arrays of :class:`Seating` (``mat, vec, tab, log,
+scal, conc = s`` in a kernel): ``mat[N | M | HEAD, j, k]`` customers, root
+tables and first table slot of a pair; ``vec[O | NJ | MK | OCC, k]``
+override tables and customers of restaurant ``k``, root customers of dish
+``k``, steps in state ``k``; ``tab[t, SIZE | NEXT | OVER]`` per table slot;
+``log`` the undo log ``(op, j, k, table)``; ``scal[M_TOTAL .. N_TABLES]``
+the totals; ``conc`` ``alpha, gamma, kappa``. Why this layout:
+doc/internals.rst, section "The seating (_hcrp.py)".
 """
 
 from collections import namedtuple
@@ -41,20 +33,22 @@ from numba import njit
 
 from ._nrt import hold
 
-__all__ = ["Seating", "new_seating", "grow"]
+__all__ = ["Seating", "new_seating", "grow", "N", "M", "HEAD", "O", "NJ", "MK", "OCC",
+           "SIZE", "NEXT", "OVER", "M_TOTAL", "N_DISHES", "FREE_HEAD", "N_FREE_SLOTS",
+           "N_LOGGED", "N_TABLES"]
 
 # first index of Seating.mat / Seating.vec, second of Seating.tab
 N, M, HEAD = 0, 1, 2
 O, NJ, MK, OCC = 0, 1, 2, 3
 SIZE, NEXT, OVER = 0, 1, 2
 
-# indices into Seating.scal
-_M_TOT = 0      # total root customers
-_K = 1          # dishes with at least one root customer
-_FREE = 2       # head of the free list of table slots
-_N_FREE = 3     # number of free table slots
-_N_LOG = 4      # rows used in the undo log
-_N_TABLES = 5   # tables in use
+# indices into Seating.scal, the seating's totals
+M_TOTAL = 0         # root customers (non-override tables) over all restaurants
+N_DISHES = 1        # dishes with at least one root customer
+FREE_HEAD = 2       # head of the free list of table slots
+N_FREE_SLOTS = 3    # free table slots
+N_LOGGED = 4        # rows used in the undo log
+N_TABLES = 5        # tables in use
 
 # undo-log operations
 _ADD_OLD = 0    # customer joined existing table
@@ -79,6 +73,9 @@ class Seating(namedtuple("Seating", ["mat", "vec", "tab", "log", "scal", "conc"]
     tsize = property(lambda self: self.tab[:, SIZE], doc="(P,) customers at a table")
     tnext = property(lambda self: self.tab[:, NEXT], doc="(P,) next table or free slot")
     tover = property(lambda self: self.tab[:, OVER], doc="(P,) 1 for an override table")
+    m_total = property(lambda self: int(self.scal[M_TOTAL]), doc="root customers")
+    n_dishes = property(lambda self: int(self.scal[N_DISHES]), doc="dishes served by the root")
+    n_tables = property(lambda self: int(self.scal[N_TABLES]), doc="tables in use")
 
 
 def new_seating(n_labels, n_tables, n_log, alpha, gamma, kappa):
@@ -92,8 +89,8 @@ def new_seating(n_labels, n_tables, n_log, alpha, gamma, kappa):
     np.cumsum(nxt, out=nxt)
     nxt[-1] = -1
     scal = np.zeros(6, dtype=np.int64)
-    scal[_FREE] = 0
-    scal[_N_FREE] = P
+    scal[FREE_HEAD] = 0
+    scal[N_FREE_SLOTS] = P
     return Seating(
         mat=mat,
         vec=np.zeros((4, C), np.int64),
@@ -123,9 +120,9 @@ def grow(s, n_labels=None, n_tables=None, n_log=None):
     if newP > P:
         # chain the new slots in front of the existing free list
         tab[P:newP, NEXT] = np.arange(P + 1, newP + 1)
-        tab[newP - 1, NEXT] = scal[_FREE]
-        scal[_FREE] = P
-        scal[_N_FREE] += newP - P
+        tab[newP - 1, NEXT] = scal[FREE_HEAD]
+        scal[FREE_HEAD] = P
+        scal[N_FREE_SLOTS] += newP - P
     log = np.zeros((newU, 4), np.int64)
     log[:U] = s.log
     return Seating(mat=mat, vec=vec, tab=tab, log=log, scal=scal, conc=s.conc.copy())
@@ -137,7 +134,7 @@ def ensure_capacity(s, need_labels, need_tables, need_log):
     C = s.mat.shape[1]
     free_labels = int(n_free_labels(s.vec))
     add_labels = max(0, need_labels - free_labels)
-    add_tables = max(0, need_tables - int(s.scal[_N_FREE]))
+    add_tables = max(0, need_tables - int(s.scal[N_FREE_SLOTS]))
     if add_labels or add_tables or need_log > s.log.shape[0]:
         s = grow(
             s,
@@ -164,7 +161,7 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
 
     Makino et al. Eq. (31)-(32) with the sticky term, from the counts it
     reads: ``n_jk = mat[N, j, k]``, ``n_j = vec[NJ, j]``, ``m_k = vec[MK, k]``
-    and ``m_tot = scal[_M_TOT]``. A dish with no root customer is treated as
+    and ``m_tot = scal[M_TOTAL]``. A dish with no root customer is treated as
     a new dish of the root. Scalar arguments: loops over many ``(j, k)`` pay
     no reference counting.
     """
@@ -207,26 +204,26 @@ def pred_weights(n, m_k, alpha, gamma, kappa):
 @njit(cache=True, inline="always")
 def get_prob(mat, vec, tab, log, scal, conc, j, k):
     """:func:`pred_prob` of ``j -> k`` in the seating."""
-    return pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT],
+    return pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[M_TOTAL],
                      conc[0], conc[1], conc[2], j, k)
 
 
 @njit(cache=True, inline="always")
 def _log_op(log, scal, op, j, k, t):
-    i = scal[_N_LOG]
+    i = scal[N_LOGGED]
     log[i, 0] = op
     log[i, 1] = j
     log[i, 2] = k
     log[i, 3] = t
-    scal[_N_LOG] = i + 1
+    scal[N_LOGGED] = i + 1
 
 
 @njit(cache=True, inline="always")
 def _open_table(mat, vec, tab, scal, j, k, override):
-    t = scal[_FREE]
-    scal[_FREE] = tab[t, NEXT]
-    scal[_N_FREE] -= 1
-    scal[_N_TABLES] += 1
+    t = scal[FREE_HEAD]
+    scal[FREE_HEAD] = tab[t, NEXT]
+    scal[N_FREE_SLOTS] -= 1
+    scal[N_TABLES] += 1
     tab[t, SIZE] = 1
     tab[t, OVER] = override
     # append at the tail: the tables of a pair stay in the order they opened,
@@ -244,9 +241,9 @@ def _open_table(mat, vec, tab, scal, j, k, override):
     else:
         mat[M, j, k] += 1
         if vec[MK, k] == 0:
-            scal[_K] += 1
+            scal[N_DISHES] += 1
         vec[MK, k] += 1
-        scal[_M_TOT] += 1
+        scal[M_TOTAL] += 1
     return t
 
 
@@ -261,19 +258,19 @@ def _close_table(mat, vec, tab, scal, j, k, t):
         mat[HEAD, j, k] = tab[t, NEXT]
     else:
         tab[prev, NEXT] = tab[t, NEXT]
-    tab[t, NEXT] = scal[_FREE]
-    scal[_FREE] = t
-    scal[_N_FREE] += 1
-    scal[_N_TABLES] -= 1
+    tab[t, NEXT] = scal[FREE_HEAD]
+    scal[FREE_HEAD] = t
+    scal[N_FREE_SLOTS] += 1
+    scal[N_TABLES] -= 1
     tab[t, SIZE] = 0
     if tab[t, OVER]:
         vec[O, j] -= 1
     else:
         mat[M, j, k] -= 1
         vec[MK, k] -= 1
-        scal[_M_TOT] -= 1
+        scal[M_TOTAL] -= 1
         if vec[MK, k] == 0:
-            scal[_K] -= 1
+            scal[N_DISHES] -= 1
 
 
 @njit(cache=True, inline="always")
@@ -308,7 +305,7 @@ def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """
     alpha, gamma = conc[0], conc[1]
     w_over = conc[2] if (j == k and j > 0) else 0.0
-    w_root = alpha * root_prob(vec[MK, k], scal[_M_TOT], gamma)
+    w_root = alpha * root_prob(vec[MK, k], scal[M_TOTAL], gamma)
     w_old = float(mat[N, j, k])
     u = rng.random() * (w_old + w_over + w_root)
     mat[N, j, k] += 1
@@ -341,13 +338,13 @@ def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
 @njit(cache=True, inline="always")
 def clear_log(scal):
     """Forget the logged operations (the move they make is accepted)."""
-    scal[_N_LOG] = 0
+    scal[N_LOGGED] = 0
 
 
 @njit(cache=True)
 def undo(mat, vec, tab, log, scal, conc):
     """Undo every logged operation, newest first, and clear the log."""
-    for i in range(scal[_N_LOG] - 1, -1, -1):
+    for i in range(scal[N_LOGGED] - 1, -1, -1):
         op = log[i, 0]
         j = log[i, 1]
         k = log[i, 2]
@@ -363,7 +360,7 @@ def undo(mat, vec, tab, log, scal, conc):
         d = 1 if op >= _REM_OLD else -1
         mat[N, j, k] += d
         vec[NJ, j] += d
-    scal[_N_LOG] = 0
+    scal[N_LOGGED] = 0
 
 
 @njit(cache=True, inline="always")
@@ -415,8 +412,8 @@ def log_seating_prob(s):
             while t >= 0:
                 lp += math.lgamma(tab[t, SIZE]) + (lk if tab[t, OVER] else la)
                 t = tab[t, NEXT]
-    lp += (math.lgamma(gamma) - math.lgamma(gamma + scal[_M_TOT])
-           + scal[_K] * math.log(gamma))
+    lp += (math.lgamma(gamma) - math.lgamma(gamma + scal[M_TOTAL])
+           + scal[N_DISHES] * math.log(gamma))
     for k in range(C):
         if vec[MK, k] > 0:
             lp += math.lgamma(vec[MK, k])
@@ -580,17 +577,17 @@ def check_invariants(s, x=None, seq_first=None):
     assert np.array_equal(o, s.o), "override counts disagree with tables"
     assert np.array_equal(s.nj, s.n.sum(axis=1)), "restaurant totals wrong"
     assert np.array_equal(s.mk, s.m.sum(axis=0)), "root customers wrong"
-    assert s.scal[_M_TOT] == s.mk.sum(), "total root customers wrong"
-    assert s.scal[_K] == np.count_nonzero(s.mk), "number of dishes wrong"
-    assert s.scal[_N_TABLES] == seen.sum(), "table count wrong"
+    assert s.scal[M_TOTAL] == s.mk.sum(), "total root customers wrong"
+    assert s.scal[N_DISHES] == np.count_nonzero(s.mk), "number of dishes wrong"
+    assert s.scal[N_TABLES] == seen.sum(), "table count wrong"
     free = 0
-    t = s.scal[_FREE]
+    t = s.scal[FREE_HEAD]
     while t >= 0:
         assert not seen[t], "free slot also in use"
         seen[t] = True
         free += 1
         t = s.tnext[t]
-    assert free == s.scal[_N_FREE] and seen.all(), "free list broken"
+    assert free == s.scal[N_FREE_SLOTS] and seen.all(), "free list broken"
     assert s.n[:, 0].sum() == 0, "label 0 used as a dish"
     if x is not None:
         prev = np.where(seq_first, 0, np.roll(x, 1))

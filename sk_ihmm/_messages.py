@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._rng import as_generator
+from ._rng import as_generator, draw_index
 from ._vmath import exp_poly7, exp_reduce, exp_scale
 
 __all__ = [
@@ -243,17 +243,7 @@ def _sample_index(w, K, rng):
     s = 0.0
     for k in range(K):
         s += w[k]
-    r = rng.random() * s
-    acc = 0.0
-    last = -1
-    for k in range(K):
-        wk = w[k]
-        if wk > 0.0:
-            acc += wk
-            last = k
-            if r < acc:
-                return k
-    return last  # only reached through round-off
+    return draw_index(w, K, rng.random() * s)
 
 
 # --------------------------------------------------------------------------
@@ -532,25 +522,11 @@ def _diagonal_step(off, idx, lo, hi, vt):
     return True
 
 
-@njit(cache=True)
-def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
-    """The move of :func:`beam_sample_linear` (linear ``emit``) and
-    :func:`beam_sample` (log ``emit``, ``linear`` false)."""
-    L, K = emit.shape
-    if L == 0:
-        return 0
-    cap = L * K
-    if fwork.shape[0] < L + 2 * K + cap or iwork.shape[0] < L + 1 + 2 * K + cap:
-        raise ValueError("beam_sample_linear: work arrays too small")
-    v = fwork[:L]
-    pred = fwork[L:L + K]
-    wbuf = fwork[L + K:L + 2 * K]
-    val = fwork[L + 2 * K:L + 2 * K + cap]
-    ptr = iwork[:L + 1]
-    stamp = iwork[L + 1:L + 1 + K]
-    touched = iwork[L + 1 + K:L + 1 + 2 * K]
-    idx = iwork[L + 1 + 2 * K:L + 1 + 2 * K + cap]
-    # ---- 1. slice variables u_t = w_t * U
+@njit(cache=True, inline="always")
+def _beam_slices(init, A, path_old, K, rng, v):
+    """The slice variables ``v[t] = w_t U``, ``w_t`` the weight of the old
+    path's step ``t``, ``U`` uniform (step 1 of :func:`_beam`)."""
+    L = v.shape[0]
     x = path_old[0]
     if x < 0 or x >= K:
         raise ValueError("path_old contains a state outside [0, K)")
@@ -568,19 +544,15 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
         v[t] = wv * rng.random()
         x = y
 
-    # the largest weight off the diagonal of each row (in wbuf until the
-    # backward pass): a slice at or above it for every active state admits
-    # only self-transitions (doc/internals.rst, "Message passing": diagonal steps)
-    off = wbuf
-    for i in range(K):
-        m = 0.0
-        for j in range(K):
-            if i != j and A[i, j] > m:
-                m = A[i, j]
-        off[i] = m
 
-    # ---- 2. sparse forward filter (CSR storage: ptr / idx / val): only the
-    # states with positive mass are stored and propagated
+@njit(cache=True, inline="always")
+def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, linear):
+    """Sparse forward filter of the sliced HMM (step 2 of :func:`_beam`):
+    the normalised masses of step ``t`` in CSR storage, ``idx[ptr[t]:ptr[t +
+    1]]`` the states with positive mass and ``val`` their masses; only those
+    are propagated. A step where every active state can only stay gets ``v[t]
+    = -1`` for the backward pass. Returns the number of stored entries."""
+    L, K = emit.shape
     for j in range(K):
         stamp[j] = -1
     ptr[0] = 0
@@ -595,8 +567,6 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
                     nt += 1
                     pred[j] = 1.0
         elif _diagonal_step(off, idx, ptr[t - 1], ptr[t], vt):
-            # each active state can only stay; v[t] < 0 marks the step for
-            # the backward pass
             v[t] = -1.0
             for p in range(ptr[t - 1], ptr[t]):
                 i = idx[p]
@@ -661,8 +631,16 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
         for p in range(start, nnz):
             val[p] *= inv
         ptr[t + 1] = nnz
+    return nnz
 
-    # ---- 3. backward sampling
+
+@njit(cache=True, inline="always")
+def _beam_backward(A, final, v, ptr, idx, val, wbuf, rng, out):
+    """Backward sampling over the stored masses (step 3 of :func:`_beam`).
+    It is FFBS's backward pass, on the sparse storage of the forward filter
+    and with the slice test in place of the transition weight, hence not
+    :func:`_ffbs`'s dense one."""
+    L = v.shape[0]
     start = ptr[L - 1]
     n = ptr[L] - start
     tot = 0.0
@@ -687,6 +665,41 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
             wbuf[q] = val[start + q] if A[i, x] > vt else 0.0
         x = idx[start + _sample_index(wbuf, n, rng)]
         out[t - 1] = x
+
+
+@njit(cache=True)
+def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
+    """The move of :func:`beam_sample_linear` (linear ``emit``) and
+    :func:`beam_sample` (log ``emit``, ``linear`` false): slice variables
+    along the old path, a sparse forward filter of the sliced HMM, backward
+    sampling. Returns the number of (step, state) pairs the filter kept."""
+    L, K = emit.shape
+    if L == 0:
+        return 0
+    cap = L * K
+    if fwork.shape[0] < L + 2 * K + cap or iwork.shape[0] < L + 1 + 2 * K + cap:
+        raise ValueError("beam_sample_linear: work arrays too small")
+    v = fwork[:L]
+    pred = fwork[L:L + K]
+    wbuf = fwork[L + K:L + 2 * K]
+    val = fwork[L + 2 * K:L + 2 * K + cap]
+    ptr = iwork[:L + 1]
+    stamp = iwork[L + 1:L + 1 + K]
+    touched = iwork[L + 1 + K:L + 1 + 2 * K]
+    idx = iwork[L + 1 + 2 * K:L + 1 + 2 * K + cap]
+    _beam_slices(init, A, path_old, K, rng, v)
+    # the largest weight off the diagonal of each row (in wbuf until the
+    # backward pass): a slice at or above it for every active state admits
+    # only self-transitions (doc/internals.rst, "Message passing": diagonal steps)
+    off = wbuf
+    for i in range(K):
+        m = 0.0
+        for j in range(K):
+            if i != j and A[i, j] > m:
+                m = A[i, j]
+        off[i] = m
+    nnz = _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, linear)
+    _beam_backward(A, final, v, ptr, idx, val, wbuf, rng, out)
     return nnz
 
 

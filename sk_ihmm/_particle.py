@@ -23,6 +23,7 @@ from numba import njit
 
 from ._hcrp import root_prob
 from ._interrupt import check_interrupt
+from ._rng import draw_index
 from .emissions import log_pred, update
 
 __all__ = ["particle_filter", "snapshot_log_likelihoods", "initial_labels"]
@@ -35,16 +36,93 @@ CHUNK_WORK = 4_000_000
 
 
 @njit(cache=True)
-def _copy_particle(pn, pnj, pmk, pst, c, qn, qnj, qmk, qst, p, hi):
-    """Copy the counts and statistics of labels ``< hi`` of particle ``c`` to slot ``p``."""
+def _resample_into(particles, spare, ancestors, hi):
+    """Copy particle ``ancestors[p]`` into slot ``p`` of ``spare``, for every
+    ``p``: the counts and statistics of its labels ``< hi`` and its totals."""
+    counts, row_sums, root_counts, stats, m_tot, used, cur = particles
+    to_counts, to_row_sums, to_root_counts, to_stats, to_m_tot, to_used, to_cur = spare
     # explicit loops: a slice assignment compiles a broadcasting routine per shape
-    for j in range(hi):
-        for k in range(hi):
-            qn[p, j, k] = pn[c, j, k]
-        qnj[p, j] = pnj[c, j]
-        qmk[p, j] = pmk[c, j]
-        for i in range(pst.shape[2]):
-            qst[p, j, i] = pst[c, j, i]
+    for p in range(ancestors.shape[0]):
+        c = ancestors[p]
+        for j in range(hi):
+            for k in range(hi):
+                to_counts[p, j, k] = counts[c, j, k]
+            to_row_sums[p, j] = row_sums[c, j]
+            to_root_counts[p, j] = root_counts[c, j]
+            for i in range(stats.shape[2]):
+                to_stats[p, j, i] = stats[c, j, i]
+        to_m_tot[p] = m_tot[c]
+        to_used[p] = used[c]
+        to_cur[p] = cur[c]
+
+
+@njit(cache=True, inline="always")
+def _normalise(logw):
+    """Normalise the log weights in place; returns their effective sample size."""
+    P = logw.shape[0]
+    mx = logw.max()
+    tot = 0.0
+    for p in range(P):
+        tot += math.exp(logw[p] - mx)
+    ess_den = 0.0
+    for p in range(P):
+        wn = math.exp(logw[p] - mx) / tot
+        logw[p] = math.log(wn) if wn > 0 else -np.inf
+        ess_den += wn * wn
+    return 1.0 / ess_den
+
+
+@njit(cache=True, inline="always")
+def _systematic(logw, rng, a):
+    """Systematic resampling of the normalised ``logw``: ancestors into ``a``."""
+    P = logw.shape[0]
+    u0 = rng.random() / P
+    c = 0
+    cum = math.exp(logw[0])
+    for p in range(P):
+        u = u0 + p / P
+        while u > cum and c < P - 1:
+            c += 1
+            cum += math.exp(logw[c])
+        a[p] = c
+
+
+@njit(cache=True, inline="always")
+def _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st, p, j, conc, fam,
+                            hyp, Y, t, lw):
+    """Log weights of particle ``p``'s next label, label ``k`` in ``lw[k -
+    1]`` for ``k = 1 .. nk`` (the HCRP predictive from ``j`` times the
+    emission predictive of ``Y[t]``); label ``nk`` is a new one unless the
+    capacity is full. Returns ``(nk, max)``."""
+    C = counts.shape[1]
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    kappa_j = kappa if j > 0 else 0.0
+    den = row_sums[p, j] + alpha + kappa_j
+    mt = m_tot[p]
+    nk = used[p] + 1 if used[p] < C - 1 else used[p]
+    m_lw = -np.inf
+    for k in range(1, nk + 1):
+        p0 = root_prob(root_counts[p, k], mt, gamma)
+        num = counts[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
+        lw[k - 1] = math.log(num / den) + log_pred(fam, st, k, hyp, Y, t)
+        if lw[k - 1] > m_lw:
+            m_lw = lw[k - 1]
+    return nk, m_lw
+
+
+@njit(cache=True, inline="always")
+def _seat(counts, row_sums, root_counts, m_tot, p, j, k, conc, rng):
+    """Seat particle ``p``'s customer ``j -> k``; its table (a root table or
+    not) is drawn from the counts only."""
+    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    kappa_j = kappa if j > 0 else 0.0
+    w_root = alpha * root_prob(root_counts[p, k], m_tot[p], gamma)
+    w_rest = counts[p, j, k] + (kappa_j if j == k else 0.0)
+    if rng.random() * (w_root + w_rest) < w_root:
+        root_counts[p, k] += 1
+        m_tot[p] += 1
+    counts[p, j, k] += 1
+    row_sums[p, j] += 1
 
 
 @njit(cache=True)
@@ -52,101 +130,48 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
               rng, keep_paths, paths, anc, out):
     """Filter steps ``t_begin .. t_end - 1``, writing ``out[t]``.
 
-    ``particles`` = ``(n, nj, mk, stats, m_tot, used, cur)``: per particle
-    the transition counts, their row sums, the root customers per dish, the
-    emission statistics, the root total, the highest label used and the
-    current label; ``spare`` has the same shapes (the resampling target).
+    ``particles`` = ``(counts, row_sums, root_counts, stats, m_tot, used,
+    cur)``: per particle the transition counts, their row sums, the root
+    customers per dish, the emission statistics, the root total, the highest
+    label used and the current label; ``spare`` has the same shapes (the
+    resampling target).
     Resampling swaps the two, so the kernel returns ``(hi_used, swapped)``:
     when ``swapped`` the caller's ``spare`` now holds the particles.
     """
-    pn, pnj, pmk, pst, pmt, used, cur = particles
-    qn, qnj, qmk, qst, qmt, qused, qcur = spare
     swapped = False
-    P, C = pn.shape[0], pn.shape[1]
-    alpha, gamma, kappa = conc[0], conc[1], conc[2]
+    P, C = particles[0].shape[0], particles[0].shape[1]
     a = np.empty(P, np.int64)
     lw = np.empty(C)
     lse = np.empty(P)
     for t in range(t_begin, t_end):
         # ---- normalise weights, resample if the ESS is low ----
-        mx = logw.max()
-        tot = 0.0
-        for p in range(P):
-            tot += math.exp(logw[p] - mx)
-        ess_den = 0.0
-        for p in range(P):
-            wn = math.exp(logw[p] - mx) / tot
-            logw[p] = math.log(wn) if wn > 0 else -np.inf
-            ess_den += wn * wn
-        if 1.0 / ess_den < 0.5 * P:
-            u0 = rng.random() / P
-            c = 0
-            cum = math.exp(logw[0])
-            for p in range(P):
-                u = u0 + p / P
-                while u > cum and c < P - 1:
-                    c += 1
-                    cum += math.exp(logw[c])
-                a[p] = c
+        if _normalise(logw) < 0.5 * P:
+            _systematic(logw, rng, a)
             # copy every label any particle has ever used: a slot beyond the
             # current maximum may still hold counts of a particle that died
-            hi_used = max(hi_used, used.max())
-            hi = hi_used + 1
-            for p in range(P):
-                c = a[p]
-                _copy_particle(pn, pnj, pmk, pst, c, qn, qnj, qmk, qst, p, hi)
-                qmt[p] = pmt[c]
-                qused[p] = used[c]
-                qcur[p] = cur[c]
-            pn, qn = qn, pn
-            pnj, qnj = qnj, pnj
-            pmk, qmk = qmk, pmk
-            pst, qst = qst, pst
-            pmt, qmt = qmt, pmt
-            used, qused = qused, used
-            cur, qcur = qcur, cur
+            hi_used = max(hi_used, particles[5].max())
+            _resample_into(particles, spare, a, hi_used + 1)
+            particles, spare = spare, particles
             swapped = not swapped
             for p in range(P):
                 logw[p] = -math.log(P)
         else:
             for p in range(P):
                 a[p] = p
-        # ---- propagate ----
+        counts, row_sums, root_counts, stats, m_tot, used, cur = particles
+        # ---- propagate: draw each particle's label, seat it ----
         for p in range(P):
             j = 0 if seq_first[t] else cur[p]
-            kappa_j = kappa if j > 0 else 0.0
-            den = pnj[p, j] + alpha + kappa_j
-            mt = pmt[p]
-            nk = used[p] + 1 if used[p] < C - 1 else used[p]
-            st = pst[p]   # one view per particle: views are reference-counted
-            m_lw = -np.inf
-            for k in range(1, nk + 1):
-                p0 = root_prob(pmk[p, k], mt, gamma)
-                num = pn[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
-                lw[k] = math.log(num / den) + log_pred(fam, st, k, hyp, Y, t)
-                if lw[k] > m_lw:
-                    m_lw = lw[k]
+            st = stats[p]   # one view per particle: views are reference-counted
+            nk, m_lw = _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st,
+                                               p, j, conc, fam, hyp, Y, t, lw)
             s = 0.0
-            for k in range(1, nk + 1):
-                s += math.exp(lw[k] - m_lw)
+            for i in range(nk):
+                lw[i] = math.exp(lw[i] - m_lw)
+                s += lw[i]
             lse[p] = m_lw + math.log(s)
-            u = rng.random() * s
-            acc = 0.0
-            knew = nk
-            for k in range(1, nk + 1):
-                acc += math.exp(lw[k] - m_lw)
-                if u < acc:
-                    knew = k
-                    break
-            # seat the customer j -> knew (table choice from counts only)
-            p0 = root_prob(pmk[p, knew], mt, gamma)
-            w_root = alpha * p0
-            w_rest = pn[p, j, knew] + (kappa_j if j == knew else 0.0)
-            if rng.random() * (w_root + w_rest) < w_root:
-                pmk[p, knew] += 1
-                pmt[p] += 1
-            pn[p, j, knew] += 1
-            pnj[p, j] += 1
+            knew = 1 + draw_index(lw, nk, rng.random() * s)
+            _seat(counts, row_sums, root_counts, m_tot, p, j, knew, conc, rng)
             update(fam, st, knew, Y, t, 1.0)
             if knew > used[p]:
                 used[p] = knew

@@ -1,4 +1,5 @@
-"""Hand a ``numpy.random.Generator`` to a numba kernel without unboxing it.
+"""Hand a ``numpy.random.Generator`` to a numba kernel without unboxing it;
+and :func:`draw_index`, the categorical draw every kernel shares.
 
 Every kernel draws its randomness from a ``numpy.random.Generator`` that the
 caller passes in (numba's global RNG is never used), which makes the chains
@@ -34,7 +35,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-__all__ = ["generator_handle", "as_generator", "handles_work"]
+__all__ = ["generator_handle", "as_generator", "handles_work", "draw_index"]
 
 # handle layout (uint64): the fields of numba's bit generator model
 _STATE_ADDRESS, _STATE, _NEXT_U64, _NEXT_U32, _NEXT_DOUBLE = range(5)
@@ -151,3 +152,24 @@ def _check_handles():
     except Exception:  # pragma: no cover - depends on numba internals
         return False
 
+
+
+@njit(cache=True, inline="always")
+def draw_index(w, n, r):
+    """The categorical draw: the index ``i < n`` with ``r < w[0] + ... + w[i]``,
+    skipping zero weights (``w >= 0``).
+
+    ``r`` is a uniform variate times the total of ``w[:n]``, which the caller
+    has at hand. Round-off can leave ``r`` above the last partial sum: the
+    last positive weight's index is returned then (``-1`` if there is none).
+    """
+    acc = 0.0
+    last = -1
+    for i in range(n):
+        wi = w[i]
+        if wi > 0.0:
+            acc += wi
+            last = i
+            if r < acc:
+                return i
+    return last

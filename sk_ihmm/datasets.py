@@ -1,34 +1,20 @@
 """Synthetic generators and loaders for the benchmark data sets.
 
-Two kinds of data are provided:
-
-* **Synthetic sequences**, generated on the fly and reproducible through
-  ``random_state``: :func:`make_gaussian_hmm` (the Gaussian HMM of the PGAS
-  iHMM paper [1]_), :func:`make_multivariate_gaussian_hmm` (correlated features,
-  optionally in very different units), :func:`make_categorical_hmm` (integer
-  symbols), :func:`make_poisson_hmm` (counts), :func:`make_ar_hmm`
-  (switching linear dynamics), :func:`make_sequence1` (the deterministic
+* **Synthetic sequences**, reproducible through ``random_state``:
+  :func:`make_gaussian_hmm` (the Gaussian HMM of the PGAS iHMM paper [1]_),
+  :func:`make_multivariate_gaussian_hmm`, :func:`make_categorical_hmm`,
+  :func:`make_poisson_hmm`, :func:`make_ar_hmm`, :func:`make_sequence1` (the
   cyclic symbol sequence of Makino et al. [2]_) and :func:`make_sequence2`
-  (our reconstruction of their 16-state automaton). The random generators
-  other than :func:`make_sequence2` accept ``lengths`` to draw several
-  independent sequences of the same model, concatenated (pass the same
-  ``lengths`` to ``fit``).
-* **Real data sets** of the iHMM papers [1]_ [3]_, which are *not* shipped with the package. They live in a
-  shared folder outside the repository and are located by
-  :func:`shared_data_path`; every loader raises :class:`DataNotAvailable`
-  (a :class:`FileNotFoundError`) when its file cannot be found, so test suites
-  and benchmarks can skip cleanly, e.g.::
+  (our reconstruction of their 16-state automaton). The random ones other
+  than :func:`make_sequence2` accept ``lengths`` for several independent
+  sequences, concatenated (pass the same ``lengths`` to ``fit``).
+* **Real data sets** of the iHMM papers [1]_ [3]_, *not* shipped: they live
+  in a shared folder found by :func:`shared_data_path`, and every loader
+  raises :class:`DataNotAvailable` (a :class:`FileNotFoundError`) when its
+  file is absent, so tests and benchmarks can skip cleanly.
 
-      try:
-          X = load_well_log()
-      except DataNotAvailable as exc:
-          pytest.skip(str(exc))
-
-All functions return observations shaped ``(n_timesteps, n_features)``, the
-layout used by the estimators (and by hmmlearn): one row per time step, one
-column per feature (a single column except for
-:func:`make_multivariate_gaussian_hmm`). Categorical symbols are integer
-codes.
+Observations are shaped ``(n_timesteps, n_features)``, as the estimators
+(and hmmlearn) expect; categorical symbols are integer codes.
 
 References
 ----------

@@ -32,9 +32,8 @@ from sk_ihmm.emissions import Categorical, Gaussian, update
 from sk_ihmm.samplers import SAMPLERS, get_sampler, register
 from sk_ihmm.samplers._collapsed import finish_sweep
 from sk_ihmm._messages import path_log_weight
-from sk_ihmm.samplers._split_merge import (_chain_backward, _chain_forward, _chain_path_weight,
-                                           _two_state_backward, _two_state_forward, chain_moves,
-                                           split_merge_moves)
+from sk_ihmm.samplers._split_merge import (_two_state_backward, _two_state_forward,
+                                           _two_state_path_weight, chain_moves, split_merge_moves)
 
 ALONE = {"base_sampler": "none", "split_merge_trials": 3}
 MAKINO = {"base_sampler": "none", "split_merge_trials": 3, "split_merge_width": 1}
@@ -143,7 +142,7 @@ def _canonical(state):
             if sizes:
                 tables[(j, k)] = sorted(sizes)
     return (state.x.tolist(), s.n.tolist(), s.m.tolist(), s.o.tolist(), s.occ.tolist(),
-            int(s.scal[_hcrp._M_TOT]), int(s.scal[_hcrp._K]), tables)
+            int(s.scal[_hcrp.M_TOTAL]), int(s.scal[_hcrp.N_DISHES]), tables)
 
 
 def _moments(prob, state):
@@ -238,30 +237,34 @@ def test_early_rejection_invalid_for_densities():
 
 @pytest.mark.parametrize("L", [1, 2, 4])
 def test_two_state_kernels_match_enumeration(L):
-    """The restricted FFBS: log normaliser and path frequencies by enumeration."""
+    """The restricted FFBS with one transition matrix (``dt = 0``): log
+    normaliser, path weights and path frequencies by enumeration."""
     rng = np.random.default_rng(L)
     log_init = np.log(rng.random(2))
     log_trans = np.log(rng.random((2, 2)))
     log_emit = 3.0 * rng.standard_normal((L, 2))
     log_final = np.log(rng.random(2))
+    log_tr = np.ascontiguousarray(log_trans[None])
     la = np.empty((L, 2))
-    log_z = _two_state_forward(log_init, log_trans, log_emit, log_final, la)
+    log_z = _two_state_forward(log_init, log_tr, 0, log_emit, log_final, L, la)
     paths = [np.array(p, np.int64) for p in itertools.product([0, 1], repeat=L)]
     lw = np.array([path_log_weight(log_init, log_trans, log_emit, log_final, p) for p in paths])
+    assert np.array_equal(lw, [_two_state_path_weight(log_init, log_tr, 0, log_emit, log_final,
+                                                      L, p) for p in paths])
     assert np.isclose(log_z, np.logaddexp.reduce(lw))
     n = 20000
     freq = np.zeros(len(paths))
     out = np.empty(L, np.int64)
     for _ in range(n):
-        _two_state_backward(log_trans, log_final, la, rng, out)
+        _two_state_backward(log_tr, 0, log_final, la, L, rng, out)
         freq[int("".join(map(str, out)), 2)] += 1
     assert np.abs(freq / n - np.exp(lw - log_z)).max() < 0.015
 
 
 @pytest.mark.parametrize("L", [1, 3, 5])
 def test_chain_kernels_match_enumeration(L):
-    """The chain move's restricted FFBS (step-dependent transitions, pinned
-    steps): log normaliser and path frequencies by enumeration."""
+    """The restricted FFBS of the chain moves (a transition matrix per step,
+    ``dt = 1``; pinned steps): log normaliser and path frequencies by enumeration."""
     rng = np.random.default_rng(10 + L)
     log_init = np.log(rng.random(2))
     log_tr = np.log(rng.random((L, 2, 2)))
@@ -272,16 +275,16 @@ def test_chain_kernels_match_enumeration(L):
     if L > 3:
         log_emit[3, 1] = -np.inf  # step 3 pinned to candidate 0
     la = np.empty((L, 2))
-    log_z = _chain_forward(log_init, log_tr, log_emit, log_final, L, la)
+    log_z = _two_state_forward(log_init, log_tr, 1, log_emit, log_final, L, la)
     paths = [np.array(p, np.int64) for p in itertools.product([0, 1], repeat=L)]
-    lw = np.array([_chain_path_weight(log_init, log_tr, log_emit, log_final, L, p)
+    lw = np.array([_two_state_path_weight(log_init, log_tr, 1, log_emit, log_final, L, p)
                    for p in paths])
     assert np.isclose(log_z, np.logaddexp.reduce(lw))
     n = 20000
     freq = np.zeros(len(paths))
     out = np.empty(L, np.int64)
     for _ in range(n):
-        _chain_backward(log_tr, log_final, la, L, rng, out)
+        _two_state_backward(log_tr, 1, log_final, la, L, rng, out)
         freq[int("".join(map(str, out)), 2)] += 1
     assert np.abs(freq / n - np.exp(lw - log_z)).max() < 0.015
 

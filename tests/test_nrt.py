@@ -48,7 +48,7 @@ def _loop_pred(mat, vec, scal, n):
     for i in range(n):
         j, k = i % 3, 1 + i % 2
         acc += pred_prob(mat[_hcrp.N, j, k], vec[_hcrp.NJ, j], vec[_hcrp.MK, k],
-                         scal[_hcrp._M_TOT], 1.0, 1.0, 0.5, j, k)
+                         scal[_hcrp.M_TOTAL], 1.0, 1.0, 0.5, j, k)
     return acc
 
 

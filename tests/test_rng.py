@@ -53,3 +53,26 @@ def test_fallback_passes_the_generator(monkeypatch):
     monkeypatch.setattr(_rng, "_HANDLES", [False])
     rng = np.random.default_rng(0)
     assert generator_handle(rng) is rng
+
+
+def test_draw_index_is_the_inverse_cdf_over_positive_weights():
+    w = np.array([0.0, 2.0, 0.0, 1.0, 3.0, 0.0])
+    # r on either side of each partial sum of the positive weights (2, 3, 6)
+    for r, want in [(0.0, 1), (1.999, 1), (2.0, 3), (2.999, 3), (3.0, 4), (5.999, 4)]:
+        assert _rng.draw_index(w, w.size, r) == want, r
+    # round-off can leave r at the total: the last positive weight, never a zero one
+    assert _rng.draw_index(w, w.size, 6.0) == 4
+    # only the first n weights count
+    assert _rng.draw_index(w, 3, 2.5) == 1
+    assert _rng.draw_index(np.zeros(3), 3, 0.0) == -1
+
+
+def test_draw_index_frequencies():
+    w = np.array([0.1, 0.0, 0.6, 0.3])
+    rng = np.random.default_rng(5)
+    n = 20000
+    draws = np.array([_rng.draw_index(w, 4, rng.random() * w.sum()) for _ in range(n)])
+    freq = np.bincount(draws, minlength=4) / n
+    assert freq[1] == 0.0
+    # four standard errors of a binomial proportion
+    np.testing.assert_array_less(np.abs(freq - w), 4 * np.sqrt(w * (1 - w) / n) + 1e-12)

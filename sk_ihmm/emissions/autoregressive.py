@@ -1,59 +1,28 @@
 r"""Vector autoregressive emissions (switching linear dynamics) with a
 matrix-normal inverse-Wishart prior.
 
-In state ``k`` an observation ``y_t`` (``D`` columns) follows
+In state ``k``, ``y_t - mu = A_k x_t + e_t`` with ``x_t = [y_{t-1} - mu; ...;
+y_{t-p} - mu; 1]``, ``e_t ~ N(0, Sigma_k)``, ``Sigma_k ~ IW(nu0, Psi0)`` and
+``A_k | Sigma_k ~ MN(M0, Sigma_k, K0^{-1})``; the centre ``mu`` (by default
+the data mean) only reparametrises the intercept. The predictive of a step
+is a multivariate Student-t. Derivation, kernels and equivariance of the
+default prior: doc/internals.rst, "The autoregressive family".
 
-.. math::
+Layout. :meth:`AutoRegressive.prepare` turns ``X`` into one row per step,
+``[y_t, y_{t-1}, ..., y_{t-p}]`` (``W = D (p + 1)`` columns), NaN for the
+first ``p`` steps of each sequence and for steps whose row or lags hold a
+missing value (conditioning values, scored by nothing). Statistics of a
+state: ``[n, mean (W), M2 (W*W) | cache: flag, L (q*q), cst, e, log|K_n|,
+log|Psi_n| | scratch (q)]``, ``q = W + 1``; ``L`` is the lower Cholesky
+factor of the joint matrix ``G = G_0 + sum z_t z_t^T``, rebuilt only when
+``update`` has cleared the flag. Explicit parameters (``pgas``): ``[mu (D),
+A_k (D*m, row-major), lower Cholesky factor of Sigma_k (D*D), log
+normaliser | scratch (D)]``. ``hyp = [D, p, nu0, lm0, mu (D), G0 (q*q)]``
+with ``lm0 = -log Gamma_D(nu0 / 2) + nu0 / 2 log|Psi0| + D / 2 log|K0|``.
 
-    y_t - \mu = \sum_{i=1}^{p} A_{k,i}\,(y_{t-i} - \mu) + b_k + e_t,
-    \qquad e_t \sim N(0, \Sigma_k),
-
-with a fixed centre ``mu`` (a hyperparameter, by default the data mean; it
-only chooses the coordinates of the intercept). Writing ``x_t = [y_{t-1} -
-mu; ...; y_{t-p} - mu; 1]`` (``m = D p + 1`` entries) and ``A_k = [A_{k,1},
-..., A_{k,p}, b_k]`` (``D x m``), the prior is ``Sigma_k ~ IW(nu0, Psi0)``,
-``A_k | Sigma_k ~ MN(M0, Sigma_k, K0^{-1})`` (``K0`` the ``m x m`` column
-precision), and the predictive of ``y_t`` given ``x_t`` is a multivariate
-Student-t (the one-row matrix-t); see :doc:`/internals`, "The autoregressive
-family".
-
-The kernels see one row per step: :meth:`AutoRegressive.prepare` turns the
-user's ``X`` into rows ``[y_t, y_{t-1}, ..., y_{t-p}]`` (``W = D (p + 1)``
-columns), NaN for the first ``p`` steps of every sequence (their lags are
-incomplete: they are conditioning values, scored by nothing) and for the
-steps whose row or lags hold a missing value.
-
-Statistics of a state: ``[n, mean (W), M2 (W*W) | cache: flag, L (q*q),
-cst, e, log|K_n|, log|Psi_n| | scratch (q)]`` with ``q = W + 1``.
-``n``, ``mean`` and ``M2`` (the centred co-moment of the rows) are the
-sufficient statistics, updated by Welford's rank-one step in ``O(W^2) =
-O(D^2 p^2)`` whatever the offset of the data. The cache holds the lower
-Cholesky factor ``L`` of the joint matrix
-
-.. math::
-
-    G = \begin{pmatrix} K_n & B_n^T \\ B_n & C_n \end{pmatrix}
-      = G_0 + \sum_t \begin{pmatrix} x_t \\ y_t - \mu \end{pmatrix}
-                     \begin{pmatrix} x_t \\ y_t - \mu \end{pmatrix}^T,
-    \qquad
-    G_0 = \begin{pmatrix} K_0 & K_0 M_0^T \\ M_0 K_0 & \Psi_0 + M_0 K_0 M_0^T
-          \end{pmatrix},
-
-whose blocks are the Cholesky factor of ``K_n``, ``B_n K_n^{-1/2}`` and the
-Cholesky factor of ``Psi_n`` (the Schur complement): one forward
-substitution of ``[x_t; y_t - mu]`` through ``L`` gives the predictive in
-``O(q^2)``. ``log_pred`` and ``log_marginal`` rebuild the cache (``O(q^3)``)
-only when ``update`` has changed the statistics since the last build (the
-flag), so an RCD move costs ``O(D^2 p^2)`` per candidate state plus one
-``O((D p)^3)`` rebuild for each state that gained or lost the step. The cache
-assumes the hyperparameters of a statistics table do not change (they are
-fixed for this family).
-
-Explicit parameters (``pgas``): ``[mu (D), A_k (D*m, row-major), lower
-Cholesky factor of Sigma_k (D*D), log normaliser | scratch (D)]``.
-
-``hyp = [D, p, nu0, lm0, mu (D), G0 (q*q)]`` with ``lm0 = -log
-Gamma_D(nu0 / 2) + nu0 / 2 log|Psi0| + D / 2 log|K0|``.
+Invariants: the hyperparameters of a statistics table never change (the
+cache assumes it); ``G0`` is positive definite, so the factorisation never
+fails.
 """
 
 import math

@@ -29,7 +29,7 @@ from scipy.special import gammaln
 
 from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
                     Kernels, check_real_rows, columns_of, data_moments, family_tag)
-from .gaussian import _lgamma_half_step, warn_integer_codes
+from .gaussian import lgamma_half_step, warn_integer_codes
 
 __all__ = ["DiagonalGaussian"]
 
@@ -50,7 +50,7 @@ def _log_pred(stats, k, hyp, Y, t):
     c = lam0 * n / lam_n
     q = 0.5 * lam_n / (lam_n + 1.0)
     half_nu1 = a_n + 0.5
-    out = D * (_lgamma_half_step(a_n) + 0.5 * math.log(a_n)
+    out = D * (lgamma_half_step(a_n) + 0.5 * math.log(a_n)
                - 0.5 * (_LOG_2PI + math.log((lam_n + 1.0) / lam_n)))
     for d in range(D):
         mean = stats[k, 1 + d]

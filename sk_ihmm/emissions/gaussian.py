@@ -49,12 +49,12 @@ def _nig_posterior(n, mean, m2, hyp):
     return mu_n, lam_n, a0 + 0.5 * n, b_n
 
 
-#: From this ``a`` on, :func:`_lgamma_half_step` sums its asymptotic series.
-_HALF_STEP_SERIES_MIN = 30.0
+#: From this ``a`` on, :func:`lgamma_half_step` sums its asymptotic series.
+HALF_STEP_SERIES_MIN = 30.0
 
 
 @njit(cache=True, inline="always")
-def _lgamma_half_step(a):
+def lgamma_half_step(a):
     """``lgamma(a + 1/2) - lgamma(a) - log(a) / 2``.
 
     For ``a >= 30`` the asymptotic series ``-1/(8a) + 1/(192a^3) -
@@ -65,7 +65,7 @@ def _lgamma_half_step(a):
     each, so an absolute rounding error of 1e-12 at ``a = 1000``) and
     cheaper.
     """
-    if a >= _HALF_STEP_SERIES_MIN:
+    if a >= HALF_STEP_SERIES_MIN:
         r = 1.0 / a
         r2 = r * r
         return r * (-0.125 + r2 * (1.0 / 192.0 + r2 * (-1.0 / 640.0 + r2 * (
@@ -81,7 +81,7 @@ def _predictive(n, mean, m2, hyp):
     scale2 = b_n * (lam_n + 1.0) / (a_n * lam_n)
     # lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi scale2)/2, with nu/2 = a_n:
     # the log(a_n)/2 of the lgamma difference cancels
-    c = _lgamma_half_step(a_n) - 0.5 * math.log(2.0 * math.pi * scale2)
+    c = lgamma_half_step(a_n) - 0.5 * math.log(2.0 * math.pi * scale2)
     return mu_n, c, 1.0 / (nu * scale2), 0.5 * (nu + 1.0)
 
 

@@ -1,31 +1,17 @@
 """Categorical emissions with a hierarchical Dirichlet (HCRP) prior.
 
-Makino et al. (2011) put a hierarchical CRP on the emissions as well: each
-state's symbol distribution is a DP whose base measure is a DP over the
-symbols shared by all states. Over a finite alphabet of ``V`` symbols, with
-uniform base measure,
+Makino et al. (2011) put a hierarchical CRP on the emissions as well. Over a
+finite alphabet of ``V`` symbols, with uniform base measure,
 
     beta ~ Dirichlet(gamma_e / V, ..., gamma_e / V),
     theta_k ~ Dirichlet(alpha_e * beta),   y | state k ~ Categorical(theta_k),
 
 so the states share the overall symbol frequencies ``beta``, which matters
-for large vocabularies where most symbols are rare in any one state. The
-``theta_k`` are integrated out (the predictive of symbol ``v`` in state ``k``
-is ``(n_kv + alpha_e beta_v) / (n_k + alpha_e)``); ``beta`` and, when asked,
-the concentrations ``alpha_e, gamma_e`` are sampled once per sweep given the
-counts, through the table counts of the emission restaurants:
-
-1. ``m_kv ~ Antoniak(n_kv, alpha_e beta_v)``, the number of tables of a
-   Chinese restaurant with ``n_kv`` customers (a sum of Bernoullis);
-2. ``gamma_e`` by the auxiliary variables of Teh et al. (2006, appendix A)
-   on ``p(gamma_e | m)`` (``beta`` integrated out), then
-   ``beta ~ Dirichlet(m_.v + gamma_e / V)``;
-3. ``alpha_e`` by the same auxiliary variables on
-   ``p(alpha_e | m, n) ~ alpha_e^m.. prod_k Gamma(alpha_e) / Gamma(alpha_e + n_k)``.
-
-Each step leaves the joint posterior of labels, tables and hyperparameters
-invariant, so the samplers stay exact; ``pgas`` draws its explicit
-``theta_k`` after this update, given the new ``beta``.
+for large vocabularies. The ``theta_k`` are integrated out (predictive
+``(n_kv + alpha_e beta_v) / (n_k + alpha_e)``); ``beta`` and, when asked,
+``alpha_e, gamma_e`` are sampled once per sweep given the counts, through
+the table counts of the emission restaurants (doc/internals.rst, "The HCRP
+categorical family"); ``pgas`` draws its explicit ``theta_k`` after that.
 
 ``hyp = [V, alpha_e, gamma_e, a_alpha, b_alpha, a_gamma, b_gamma, resample,
 w_0, ..., w_{V-1}]`` with ``w_v = alpha_e beta_v`` (the Dirichlet pseudo-counts
@@ -40,7 +26,7 @@ from numba import njit
 from scipy.special import gammaln
 
 from ._base import Kernels, family_tag
-from .categorical import MAX_SYMBOLS, Categorical, _count, _param_loglik, _update
+from .categorical import MAX_SYMBOLS, Categorical
 
 __all__ = ["HCRPCategorical"]
 
@@ -189,9 +175,11 @@ class HCRPCategorical(Categorical):
     name = "hcrp_categorical"
     tag = HCRPCategoricalTag()
     kernels = Kernels(
-        log_pred=_log_pred, update=_update, log_marginal=_log_marginal, count=_count,
-        sample_param=_sample_param, param_loglik=_param_loglik,
-        resample_hyperparameters=_resample,
+        # the statistics are Categorical's, so are their update, count and
+        # parameter log-likelihood
+        log_pred=_log_pred, update=Categorical.kernels.update, log_marginal=_log_marginal,
+        count=Categorical.kernels.count, sample_param=_sample_param,
+        param_loglik=Categorical.kernels.param_loglik, resample_hyperparameters=_resample,
     )
 
     def __init__(self, concentration=1.0, base_concentration=1.0, concentration_prior=(1.0, 1.0),

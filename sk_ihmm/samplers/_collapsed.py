@@ -8,10 +8,10 @@ emission kernels and the hyperparameter updates of :mod:`sk_ihmm._hyper`.
 import numpy as np
 from numba import njit
 
-from .. import _hcrp
+from .._hcrp import (M_TOTAL, N_DISHES, NJ, OCC, O, add_customer, clear_log,
+                     ensure_capacity, log_seating_prob, new_seating)
 from .._hyper import resample_concentrations
 from .._rng import as_generator, generator_handle
-from .._hcrp import OCC, add_customer, clear_log
 from ..emissions import add_labelled, log_marginal_sum, resample_hyperparameters
 
 
@@ -63,7 +63,7 @@ class CollapsedState:
 
     def ensure_capacity(self, labels=2, tables=8, log=8):
         """Grow seating and statistics so a move has room (doubling)."""
-        s = _hcrp.ensure_capacity(self.seating, labels, tables, log)
+        s = ensure_capacity(self.seating, labels, tables, log)
         if s is not self.seating:
             C = s.n.shape[0]
             if C > self.stats.shape[0]:
@@ -93,7 +93,7 @@ def init_collapsed(problem, x0, rng):
     C = max(16, 2 * int(x.max()) + 2)
     # a table holds at least one customer and there is one customer per time
     # step, so T slots always suffice (kernels still report and grow if short)
-    s = _hcrp.new_seating(C, x.shape[0] + 16, 64, *problem.conc0)
+    s = new_seating(C, x.shape[0] + 16, 64, *problem.conc0)
     stats = np.zeros((C, problem.n_stats))
     seat_sequences(s, stats, x, problem.Y, problem.seq_first, problem.fam, rng)
     state = CollapsedState(x, s, stats, problem.hyp.copy())
@@ -103,7 +103,7 @@ def init_collapsed(problem, x0, rng):
 
 @njit(cache=True)
 def _log_joint(s, stats, fam, hyp):
-    return _hcrp.log_seating_prob(s) + log_marginal_sum(fam, stats, hyp)
+    return log_seating_prob(s) + log_marginal_sum(fam, stats, hyp)
 
 
 def log_joint(state, problem):
@@ -123,9 +123,9 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
     if resample[0] or resample[1] or resample[2]:
         overrides = np.int64(0)   # not 0: a literal compiles a second specialisation
         for j in range(vec.shape[1]):
-            overrides += vec[_hcrp.O, j]
-        resample_concentrations(conc[0], conc[1], conc[2], vec[_hcrp.NJ], scal[_hcrp._M_TOT],
-                                overrides, scal[_hcrp._K], priors, resample, rng, conc)
+            overrides += vec[O, j]
+        resample_concentrations(conc[0], conc[1], conc[2], vec[NJ], scal[M_TOTAL],
+                                overrides, scal[N_DISHES], priors, resample, rng, conc)
     return _log_joint(s, stats, fam, hyp)
 
 

@@ -40,7 +40,7 @@ from .._joint import count_log_joint
 from .._hyper import resample_concentrations
 from .._labels import compact_labels
 from .._nrt import hold, nrt_free, uniform_int
-from .._rng import as_generator, generator_handle
+from .._rng import as_generator, draw_index, generator_handle
 from .._vmath import exp_inplace
 from . import option
 
@@ -163,23 +163,6 @@ def _dirichlet(shapes, out, rng):
         tot += out[c]
     for c in range(shapes.shape[0]):
         out[c] /= tot
-
-
-@njit(cache=True, inline="always")
-def _draw_index(w, total, u):
-    """Index drawn with probabilities ``w / total`` (``w >= 0``), ``u`` uniform
-    on [0, 1)."""
-    u = u * total
-    acc = 0.0
-    last = -1
-    for i in range(w.shape[0]):
-        if w[i] > 0.0:
-            acc += w[i]
-            last = i
-            if u < acc:
-                break
-    hold(w)
-    return last
 
 
 @njit(cache=True, inline="always")
@@ -444,6 +427,46 @@ def _linear_weights(logw, w):
         w[i] = math.exp(logw[i] - mx) if mx > -np.inf else 1.0
 
 
+@njit(cache=True, inline="always")
+def _ancestors(t, N, X, A, anc, w, v, cum, aw, pi, ref, rng):
+    """Resampling of the particles of step ``t - 1`` by their weights ``w``
+    and ancestor sampling of the reference (``v`` times the transition into
+    ``ref``): ancestors into ``anc`` and ``A[t]``. Returns whether every
+    particle of step ``t - 1`` is in the same state.
+
+    Then the resampling and ancestor-sampling weights are all equal: the
+    ancestors are iid uniform and nothing at step ``t`` depends on them (the
+    particles of step ``t - 1`` differ only in their past). Only the kept
+    lineage reads one, so :func:`_trace_back` draws it there (``A[t, 0] =
+    -1`` marks the step); ``anc[i] = 0`` stands for "a particle of the
+    common state".
+    """
+    same = t > 0
+    for i in range(1, N if t > 0 else 1):
+        same = same and X[t - 1, i] == X[t - 1, 0]
+    if same:
+        A[t, 0] = -1
+        for i in range(N):
+            anc[i] = 0
+    elif t > 0:
+        tot = _cumulative(w, cum)
+        atot = 0.0
+        for i in range(N):
+            aw[i] = v[i] * pi[X[t - 1, i], ref]
+            atot += aw[i]
+        if not atot > 0.0:
+            atot = 0.0
+            for i in range(N):
+                aw[i] = pi[X[t - 1, i], ref]
+                atot += aw[i]
+        for i in range(N - 1):
+            anc[i] = _search_row(cum, 0, rng.random() * tot)
+        anc[N - 1] = draw_index(aw, N, rng.random() * atot)
+        for i in range(N):
+            A[t, i] = anc[i]
+    return same
+
+
 @nrt_free
 def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
                 alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v, cum, aw,
@@ -466,7 +489,10 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
     (:func:`_proposal_row`) for the step ``z_stamp[2 j + p]`` (a global time
     index of parity ``p``). No array is reassigned or allocated here: the
     driver grows them between calls, and the loop is compiled without
-    reference counting (:func:`sk_ihmm._nrt.nrt_free`).
+    reference counting (:func:`sk_ihmm._nrt.nrt_free`). That is also why it
+    takes its ~35 arrays and scalars one by one: the state, the proposal
+    rows and the scratch of every particle live in preallocated arrays the
+    driver owns.
     """
     rng = as_generator(rng)
     n_changed = 0
@@ -479,36 +505,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
         ref = x[a + t]
         c = a + t - g0
         # ---- resampling and ancestor sampling (weights of step t - 1) ----
-        same = t > 0
-        for i in range(1, N if t > 0 else 1):
-            same = same and X[t - 1, i] == X[t - 1, 0]
-        if same:
-            # every particle of step t - 1 is in the same state, so the
-            # resampling and the ancestor-sampling weights are all equal:
-            # the ancestors are iid uniform and nothing at step t depends on
-            # them (the particles of step t - 1 differ only in their past).
-            # Only the kept lineage reads one, so _trace_back draws it there
-            # (A[t, 0] = -1 marks the step); anc[i] = 0 stands for "a particle
-            # of the common state"
-            A[t, 0] = -1
-            for i in range(N):
-                anc[i] = 0
-        elif t > 0:
-            tot = _cumulative(w, cum)
-            atot = 0.0
-            for i in range(N):
-                aw[i] = v[i] * pi[X[t - 1, i], ref]
-                atot += aw[i]
-            if not atot > 0.0:
-                atot = 0.0
-                for i in range(N):
-                    aw[i] = pi[X[t - 1, i], ref]
-                    atot += aw[i]
-            for i in range(N - 1):
-                anc[i] = _search_row(cum, 0, rng.random() * tot)
-            anc[N - 1] = _draw_index(aw, atot, rng.random())
-            for i in range(N):
-                A[t, i] = anc[i]
+        same = _ancestors(t, N, X, A, anc, w, v, cum, aw, pi, ref, rng)
         if posterior:
             # proposal rows alternate between two slots per state by the
             # parity of the step: those of step t are read while those of

@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_K, _N_FREE, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
+from .._hcrp import (N_DISHES, N_FREE_SLOTS, MK, NJ, OCC, N, clear_log, free_label, n_free_labels,
                      undo)
 from .._messages import beam_sample_linear, ffbs_linear, linear_weights, path_log_weight_linear
 from .._nrt import nrt_free, uniform_int
@@ -204,6 +204,144 @@ def _carve(fbuf, ibuf, l_max, C, width):
             x_old, x_new, p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam, fresh)
 
 
+@njit(cache=True, inline="always")
+def _room(L):
+    """``(labels, tables)``: the free labels, and the free table slots and
+    undo-log rows, a move on a block of ``L`` steps may need. The kernel
+    stops below them; the driver grows the seating to them and resumes."""
+    need = L + 2
+    return need, 3 * need
+
+
+@njit(cache=True, inline="always")
+def _candidates(vec, scal, cand, index):
+    """The labels in use outside the lifted block into ``cand[:K]`` (``index``
+    maps each to its column) and a free label for 'new' into ``cand[K]``;
+    returns ``K``. A label is in use iff a root table serves it; a candidate
+    is one in use outside the block."""
+    K = 0
+    seen = 0
+    n_used = scal[N_DISHES]
+    for k in range(1, vec.shape[1]):
+        if seen == n_used:
+            break
+        if vec[MK, k] > 0:
+            seen += 1
+            if vec[OCC, k] > 0:
+                cand[K] = k
+                index[k] = K
+                K += 1
+    cand[K] = free_label(vec, 1)  # 'new'
+    return K
+
+
+@njit(cache=True, inline="always")
+def _candidate_weights(mat, vec, cand, index, K, prev, nxt, alpha, gamma, kappa,
+                       root_w, init, trans, final):
+    """Linear weights of the candidate HMM from the lifted counts: ``init``
+    (from ``prev``), ``trans`` and ``final`` (into ``nxt``; ones at a
+    sequence end), ``(n'[j, k] + alpha p0'(k) + [j == k] kappa) / (n'_j +
+    alpha + kappa)`` with root weights ``alpha m'_d / (m' + gamma)``, ``m'_d``
+    about the tables the lifted counts open (doc/internals.rst, "Blocked
+    moves")."""
+    K1 = K + 1
+    m_tot = 0.0
+    theta = alpha / K1
+    for d in range(K):
+        cd = cand[d]
+        n0 = mat[N, 0, cd]
+        r = 1.0 + theta * math.log(n0) if n0 > 0 else 0.0
+        for c in range(K):
+            n0 = mat[N, cand[c], cd]
+            if n0 > 0:
+                r += 1.0 + theta * math.log(n0)
+        root_w[d] = max(r, 1.0)
+        m_tot += root_w[d]
+    root_w[K] = gamma
+    scale = alpha / (m_tot + gamma)
+    for d in range(K1):
+        root_w[d] *= scale
+    jp = index[prev] if prev > 0 else -1
+    kp = kappa if prev > 0 else 0.0
+    inv0 = 1.0 / (vec[NJ, prev] + alpha + kp)
+    kf = index[nxt] if nxt > 0 else -1
+    for c in range(K1):
+        k = cand[c]
+        init[c] = (mat[N, prev, k] + root_w[c] + (kp if c == jp else 0.0)) * inv0
+        inv = 1.0 / (vec[NJ, k] + alpha + kappa)
+        for d in range(K1):
+            trans[c, d] = (mat[N, k, cand[d]] + root_w[d]) * inv
+        trans[c, c] += kappa * inv
+        final[c] = 1.0 if nxt <= 0 else trans[c, kf]
+
+
+@njit(cache=True, inline="always")
+def _current_path(xo, index, K, po, fresh):
+    """The block's current labels as candidate columns into ``po``: a label
+    used only inside the block is 'new' (column ``K``), and ``fresh`` lists
+    those labels in the order they first appear; returns their number."""
+    n_old = 0
+    for l in range(xo.shape[0]):
+        c = index[xo[l]]
+        if c >= 0:
+            po[l] = c
+            continue
+        po[l] = K
+        i = 0
+        while i < n_old and fresh[i] != xo[l]:
+            i += 1
+        if i == n_old:
+            fresh[n_old] = xo[l]
+            n_old += 1
+    return n_old
+
+
+@njit(cache=True, inline="always")
+def _label_proposal(pn, cand, K, fresh, n_old, vec, qlab, qcnt, gamma, rng, xn):
+    """Labels ``xn`` of the proposal path ``pn``: a candidate column keeps its
+    label, the 'new' steps are seated in the auxiliary CRP Q*, whose i-th
+    table gets the i-th label of ``fresh``, then free labels. Returns ``(log
+    Q*(xn), number of free labels taken)``."""
+    nq, qn = np.int64(0), np.int64(0)   # not 0: see _pgas._csmc
+    next_free = 1
+    n_fresh = 0
+    log_q = 0.0
+    for l in range(pn.shape[0]):
+        if pn[l] < K:
+            xn[l] = cand[pn[l]]
+            continue
+        t, lq = _crp_draw(qcnt, nq, qn, gamma, rng)
+        log_q += lq
+        if t < nq:
+            label = qlab[t]
+        elif t < n_old:
+            label = fresh[t]
+        else:
+            label = free_label(vec, next_free)
+            next_free = label + 1
+            n_fresh += 1
+        nq = _crp_seat(qlab, qcnt, nq, t, label)
+        qn += 1
+        xn[l] = label
+    return log_q, n_fresh
+
+
+@njit(cache=True, inline="always")
+def _log_q_current(log_q, po, xo, K, qlab, qcnt, gamma):
+    """``log_q`` plus the log probability that Q* seats the current block's
+    'new' steps as they are labelled (added term by term: the sum's rounding
+    is part of the chain)."""
+    nq, qn = np.int64(0), np.int64(0)
+    for l in range(po.shape[0]):
+        if po[l] < K:
+            continue
+        lq, t = _crp_log_prob(qlab, qcnt, nq, qn, xo[l], gamma)
+        log_q += lq
+        nq = _crp_seat(qlab, qcnt, nq, t, xo[l])
+        qn += 1
+    return log_q
+
+
 @nrt_free
 def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                    beam, fam, hyp, prior_pred, rng, fbuf, ibuf, l_max, width, reseat):
@@ -227,6 +365,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
 
     Compiled with numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`),
     so it allocates nothing: ``fbuf``, ``ibuf`` come from :func:`_scratch`.
+    It takes the state's arrays one by one (19 parameters) because a numba
+    kernel cannot take the Python objects that group them.
     """
     rng = as_generator(rng)
     mat, vec, tab, log, scal, conc = s
@@ -250,13 +390,13 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         b = bstart[order[i]]
         e = bend[order[i]]
         L = e - b
-        need = L + 2
+        need, need_tables = _room(L)
         if free_lb < need:
             free_lb = n_free_labels(vec)
-        if scal[_N_FREE] < 3 * need or log.shape[0] < 3 * need or free_lb < need:
+        if scal[N_FREE_SLOTS] < need_tables or log.shape[0] < need_tables or free_lb < need:
             return i, n_acc, n_vis, width, n_blocks
         # the candidates are at most the labels in use, plus 'new'
-        n_served = scal[_K]
+        n_served = scal[N_DISHES]
         if n_served + 1 > width:
             return i, n_acc, n_vis, n_served + 1, n_blocks
         prev = 0 if seq_first[b] else x[b - 1]
@@ -273,21 +413,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         move_stats(fam, stats, Y, b, xo, -1.0, iwork)
 
         # ---- 2. candidate HMM from the labels outside the block ----
-        # a label is in use iff a root table serves it; a candidate is one in
-        # use outside the block
-        K = 0
-        seen = 0
-        n_used = scal[_K]
-        for k in range(1, C):
-            if seen == n_used:
-                break
-            if vec[MK, k] > 0:
-                seen += 1
-                if vec[OCC, k] > 0:
-                    cand[K] = k
-                    index[k] = K
-                    K += 1
-        cand[K] = free_label(vec, 1)  # 'new'
+        K = _candidates(vec, scal, cand, index)
         K1 = K + 1
         init = init_buf[:K1]
         final = final_buf[:K1]
@@ -296,58 +422,14 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         log_emit = emit_buf[:K1 * L].reshape((K1, L))
         weights = lin_buf[:K1 * L].reshape((K1, L))
         emit = weights.T
-        # root weights alpha m'_d / (m' + gamma), m'_d about the tables the
-        # lifted counts n'[j, d] open (doc/internals.rst, "Blocked moves")
-        root_w = root_buf[:K1]
-        m_tot = 0.0
-        theta = alpha / K1
-        for d in range(K):
-            cd = cand[d]
-            n0 = mat[N, 0, cd]
-            r = 1.0 + theta * math.log(n0) if n0 > 0 else 0.0
-            for c in range(K):
-                n0 = mat[N, cand[c], cd]
-                if n0 > 0:
-                    r += 1.0 + theta * math.log(n0)
-            root_w[d] = max(r, 1.0)
-            m_tot += root_w[d]
-        root_w[K] = gamma
-        scale = alpha / (m_tot + gamma)
-        for d in range(K1):
-            root_w[d] *= scale
-        # weights (n'[j, k] + alpha p0'(k) + [j == k] kappa) / (n'_j + alpha + kappa)
-        jp = index[prev] if prev > 0 else -1
-        kp = kappa if prev > 0 else 0.0
-        inv0 = 1.0 / (vec[NJ, prev] + alpha + kp)
-        kf = index[nxt] if nxt > 0 else -1
-        for c in range(K1):
-            k = cand[c]
-            init[c] = (mat[N, prev, k] + root_w[c] + (kp if c == jp else 0.0)) * inv0
-            inv = 1.0 / (vec[NJ, k] + alpha + kappa)
-            for d in range(K1):
-                trans[c, d] = (mat[N, k, cand[d]] + root_w[d]) * inv
-            trans[c, c] += kappa * inv
-            final[c] = 1.0 if nxt <= 0 else trans[c, kf]
+        _candidate_weights(mat, vec, cand, index, K, prev, nxt, alpha, gamma, kappa,
+                           root_buf[:K1], init, trans, final)
         # the label standing for 'new' is free: its statistics are all zero
         # (weights, filled just after, is the call's scratch)
         log_proposal_block(fam, stats, cand, K1, hyp, Y, b, L, log_emit, prior_pred,
                            lin_buf[:K1 * L])
         linear_weights(log_emit, weights, lw_scratch[:(K1 + 1) * L].reshape((K1 + 1, L)))
-        # the old path: labels used only inside the block are 'new'; fresh
-        # lists them in the order they first appear
-        n_old = 0
-        for l in range(L):
-            c = index[xo[l]]
-            if c >= 0:
-                po[l] = c
-                continue
-            po[l] = K
-            i = 0
-            while i < n_old and fresh[i] != xo[l]:
-                i += 1
-            if i == n_old:
-                fresh[n_old] = xo[l]
-                n_old += 1
+        n_old = _current_path(xo, index, K, po, fresh)
         for c in range(K):
             index[cand[c]] = -1
         lift_seq(mat, vec, xo, prev, nxt, 1)
@@ -359,28 +441,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         else:
             n_vis += beam_sample_linear(init, trans, emit, final, po, rng, pn,
                                         work, iwork_beam)
-        # the i-th table of Q* gets the i-th label of fresh, then free labels
-        nq, qn = np.int64(0), np.int64(0)   # not 0: see _pgas._csmc
-        next_free = 1
-        n_fresh = 0
-        log_q_new = 0.0
-        for l in range(L):
-            if pn[l] < K:
-                xn[l] = cand[pn[l]]
-                continue
-            t, lq = _crp_draw(qcnt, nq, qn, gamma, rng)
-            log_q_new += lq
-            if t < nq:
-                label = qlab[t]
-            elif t < n_old:
-                label = fresh[t]
-            else:
-                label = free_label(vec, next_free)
-                next_free = label + 1
-                n_fresh += 1
-            nq = _crp_seat(qlab, qcnt, nq, t, label)
-            qn += 1
-            xn[l] = label
+        log_q_new, n_fresh = _label_proposal(pn, cand, K, fresh, n_old, vec, qlab, qcnt,
+                                             gamma, rng, xn)
         l1 = 0
         while l1 < L and xn[l1] == xo[l1]:
             l1 += 1
@@ -392,16 +454,9 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         l2 = L - 1
         while xn[l2] == xo[l2]:
             l2 -= 1
-        log_q_old = path_log_weight_linear(init, trans, emit, final, po)
         log_q_new += path_log_weight_linear(init, trans, emit, final, pn)
-        nq, qn = np.int64(0), np.int64(0)
-        for l in range(L):
-            if po[l] < K:
-                continue
-            lq, t = _crp_log_prob(qlab, qcnt, nq, qn, xo[l], gamma)
-            log_q_old += lq
-            nq = _crp_seat(qlab, qcnt, nq, t, xo[l])
-            qn += 1
+        log_q_old = _log_q_current(path_log_weight_linear(init, trans, emit, final, po),
+                                   po, xo, K, qlab, qcnt, gamma)
 
         # ---- 4. RCD on the steps l1 .. l2 where the labels differ ----
         bd = b + l1
@@ -486,7 +541,7 @@ def _sweep(state, problem, rng, use_beam):
                                np.empty(n_max, np.int64))
         keep["l_max"] = min(size, int((ends - starts).max()))
     l_max = keep["l_max"]
-    need = l_max + 2
+    need, need_tables = _room(l_max)
     handle = generator_handle(rng)      # for both calls; rng is held meanwhile
     pos, n_blocks, n_acc, n_vis = 0, -1, 0, 0
     while True:
@@ -508,7 +563,7 @@ def _sweep(state, problem, rng, use_beam):
             break
         # the kernel stopped early: it needs more room (it checks the same
         # needs as this call) or a wider scratch
-        state.ensure_capacity(labels=need, tables=3 * need, log=3 * need)
+        state.ensure_capacity(labels=need, tables=need_tables, log=need_tables)
         if wanted > width:
             keep["width"] = max(wanted, 2 * width)
     finish_sweep(state, problem, handle)

@@ -25,12 +25,16 @@ import math
 
 import numpy as np
 
-from .._hcrp import (_M_TOT, _N_FREE, MK, NJ, OCC, N, add_customer, clear_log, free_label,
+from .._hcrp import (M_TOTAL, N_FREE_SLOTS, MK, NJ, OCC, N, add_customer, clear_log, free_label,
                      is_free, pred_prob, remove_customer, undo)
 from .._nrt import nrt_free
-from .._rng import as_generator, generator_handle
+from .._rng import as_generator, draw_index, generator_handle
 from ..emissions import log_pred, log_pred_block, update
 from ._collapsed import finish_sweep, init_collapsed
+
+#: Free table slots (and undo-log rows) a step's move may need: the kernel
+#: stops below it, and the driver grows the seating to it before resuming.
+ROOM_TABLES = 8
 
 __all__ = ["init", "step"]
 
@@ -49,7 +53,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
     n_acc = 0
     C = mat.shape[1]
     for i in range(start, order.shape[0]):
-        if scal[_N_FREE] < 8:
+        if scal[N_FREE_SLOTS] < ROOM_TABLES:
             return i, n_acc
         fresh = free_label(vec, 1)
         if fresh < 0:
@@ -63,19 +67,19 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         log_r_old = 0.0
         if q > 0:
             remove_customer(mat, vec, tab, log, scal, conc, old, q, rng)
-            log_r_old += math.log(pred_prob(mat[N, old, q], vec[NJ, old], vec[MK, q], scal[_M_TOT],
+            log_r_old += math.log(pred_prob(mat[N, old, q], vec[NJ, old], vec[MK, q], scal[M_TOTAL],
                                             alpha, gamma, kappa, old, q))
         update(fam, stats, old, Y, t, -1.0)
         vec[OCC, old] -= 1
         log_r_old += log_pred(fam, stats, old, hyp, Y, t)
         remove_customer(mat, vec, tab, log, scal, conc, p, old, rng)
-        log_r_old += math.log(pred_prob(mat[N, p, old], vec[NJ, p], vec[MK, old], scal[_M_TOT],
+        log_r_old += math.log(pred_prob(mat[N, p, old], vec[NJ, p], vec[MK, old], scal[M_TOTAL],
                                         alpha, gamma, kappa, p, old))
         if is_free(vec, old):
             fresh = old
         # ---- proposal, Eq. (33): w_k = p(k|s_p) p(q|s_k) f_k(y_t) ----
         nc = np.int64(0)   # not 0: a literal would compile log_pred_block twice
-        m_tot = scal[_M_TOT]
+        m_tot = scal[M_TOTAL]
         for k in range(1, C):
             if vec[MK, k] > 0 or k == q or k == fresh:
                 cand[nc] = k
@@ -95,14 +99,7 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         for c in range(nc):
             trans[c] *= math.exp(logw[0, c] - mx)
             tot += trans[c]
-        u = rng.random() * tot
-        acc = 0.0
-        c_new = nc - 1
-        for c in range(nc):
-            acc += trans[c]
-            if u < acc:
-                c_new = c
-                break
+        c_new = draw_index(trans, nc, rng.random() * tot)
         new = cand[c_new]
         w_new = trans[c_new]
         w_old = 0.0
@@ -110,14 +107,14 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
             if cand[c] == old:
                 w_old = trans[c]
         # ---- add back with the proposed state ----
-        log_r_new = math.log(pred_prob(mat[N, p, new], vec[NJ, p], vec[MK, new], scal[_M_TOT],
+        log_r_new = math.log(pred_prob(mat[N, p, new], vec[NJ, p], vec[MK, new], scal[M_TOTAL],
                                        alpha, gamma, kappa, p, new))
         add_customer(mat, vec, tab, log, scal, conc, p, new, rng)
         log_r_new += log_pred(fam, stats, new, hyp, Y, t)
         update(fam, stats, new, Y, t, 1.0)
         vec[OCC, new] += 1
         if q > 0:
-            log_r_new += math.log(pred_prob(mat[N, new, q], vec[NJ, new], vec[MK, q], scal[_M_TOT],
+            log_r_new += math.log(pred_prob(mat[N, new, q], vec[NJ, new], vec[MK, q], scal[M_TOTAL],
                                             alpha, gamma, kappa, new, q))
             add_customer(mat, vec, tab, log, scal, conc, new, q, rng)
         log_ratio = log_r_new - log_r_old + math.log(w_old) - math.log(w_new)
@@ -149,7 +146,7 @@ def step(state, problem, rng):
     order = rng.permutation(T).astype(np.int64, copy=False)
     pos, n_acc = 0, 0
     while pos < T:
-        state.ensure_capacity(labels=2, tables=8, log=8)
+        state.ensure_capacity(labels=2, tables=ROOM_TABLES, log=ROOM_TABLES)
         C = state.seating.mat.shape[1]
         cand = np.empty(C + 1, np.int64)
         logw = np.empty((1, C + 1))

@@ -30,7 +30,7 @@ import math
 
 from numba import njit
 
-from .._hcrp import (_M_TOT, MK, NJ, OCC, N, add_customer, clear_log, pred_parts,
+from .._hcrp import (M_TOTAL, MK, NJ, OCC, N, add_customer, clear_log, pred_parts,
                      remove_customer)
 from .._nrt import nrt_free
 from ..emissions import move_block, move_stats
@@ -68,7 +68,7 @@ def _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
     if nxt > 0:
         remove_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
+            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[M_TOTAL],
             alpha, gamma, kappa, last, nxt))
     for l in range(L - 1, -1, -1):
         k = xb[l]
@@ -76,7 +76,7 @@ def _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
         vec[OCC, k] -= 1
         remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
+            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[M_TOTAL], alpha, gamma, kappa, j, k))
     return log_r + (math.log(pn) - math.log(pd))
 
 
@@ -95,12 +95,12 @@ def _seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[_M_TOT], alpha, gamma, kappa, j, k))
+            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[M_TOTAL], alpha, gamma, kappa, j, k))
         add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
         vec[OCC, k] += 1
     if nxt > 0:
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[_M_TOT],
+            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[M_TOTAL],
             alpha, gamma, kappa, last, nxt))
         add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
     return log_r + (math.log(pn) - math.log(pd))

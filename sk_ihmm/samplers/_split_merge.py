@@ -1,38 +1,25 @@
 """Sequentially-allocated split-merge moves through the RCD sampler (``split_merge``).
 
-Makino et al. (2011), Section 4.4 and Algorithms 9-10, after the
-sequentially-allocated merge-split sampler of Dahl (2003). A sweep of
-``split_merge`` is one sweep of a base sampler (option ``base_sampler``:
-``"rcd_gibbs"``, ``"rcd_blocked"``, ``"rcd_beam"`` or ``"none"``), then
-``split_merge_trials`` split-merge trials, then the hyperparameter updates
-(defaults in :data:`sk_ihmm.samplers.OPTIONS`).
+Makino et al. (2011), Section 4.4 and Algorithms 9-10, after Dahl (2003). A
+sweep is one sweep of the ``base_sampler`` (``"rcd_gibbs"``, ``"rcd_blocked"``,
+``"rcd_beam"`` or ``"none"``), ``split_merge_trials`` one-state trials, as
+many *chain* trials when ``split_merge_width > 1``, then the hyperparameter
+updates.
 
-A trial draws an ordered pair of distinct steps ``t1 != t2`` and the
-threshold ``u``. If they share a label it proposes a split: ``t1`` gets a
-fresh label and the *fragments* (the maximal runs of steps labelled ``a`` or
-``b`` other than ``t1``, ``t2``) are allocated one by one, in random order, by
-FFBS of a two-state HMM on the current seating's predictives. Otherwise it
-proposes the merge of ``b = x[t1]`` into ``a = x[t2]``. The customers and
-emissions of the fragments and ``t1`` are added back in exactly the reverse
-of the order of their removal, so the acceptance ratio is ``(r* / r_old)
-(q_old / q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
+A one-state trial draws steps ``t1 != t2``: a shared label proposes a split
+(``t1`` gets a fresh label and the runs of the two states' other steps are
+allocated one by one, in random order, by a two-state FFBS on the seating's
+predictives), different labels the merge of ``x[t1]`` into ``x[t2]``. A
+chain trial (our extension) does the same for the ``w`` states of the runs
+``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1`` at once. Everything removed is
+added back in the reverse order, so the ratio is ``(r* / r_old) (q_old /
+q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
 
-When ``split_merge_width > 1``, as many *chain* trials (our extension)
-follow, each of a width ``w`` uniform in ``2 .. split_merge_width``: the
-anchors are the runs ``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1``; equal
-labels at every offset propose to split all ``w`` states at once (``t1 +
-i`` to fresh labels), different ones to merge them pairwise; the steps of
-those states are allocated by FFBS of a two-candidate HMM whose candidates
-depend on the step's group, anchors pinned.
-
-Invariants: a split and the merge with the same pair (anchors) are each
-other's reverse; merges are rejected early only for discrete emissions (a
-continuous predictive density can exceed 1); a trial needs one free label
-(a chain trial as many as the largest width), checked before any of its
-random draws.
-
-Derivation and exactness argument: doc/internals.rst, section "Split-merge
-moves (samplers/_split_merge.py)", and its paragraph "Chain moves".
+Invariants: a split and the merge with the same anchors are each other's
+reverse; merges are rejected early only for discrete emissions (a continuous
+density can exceed 1); a trial's free labels are checked before any of its
+random draws. Derivation and exactness: doc/internals.rst, "Split-merge
+moves (samplers/_split_merge.py)" and its paragraph "Chain moves".
 """
 
 import math
@@ -40,9 +27,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (_M_TOT, _N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
+from .._hcrp import (M_TOTAL, N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, n_free_labels, pred_prob, remove_customer, undo)
-from .._messages import path_log_weight
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
 from ..emissions import log_pred, log_pred_block, update
@@ -99,7 +85,7 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
     ``k_c``. ``pair`` is a work array of two labels.
     """
     mat, vec, tab, log, scal, conc = s
-    m_tot = scal[_M_TOT]
+    m_tot = scal[M_TOTAL]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for c in range(2):
         k = k0 if c == 0 else k1
@@ -121,44 +107,137 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
 
 @njit(cache=True, inline="always")
 def _log_add(u, v):
-    """``log(exp(u) + exp(v))`` for finite ``u``, ``v``."""
+    """``log(exp(u) + exp(v))``; one of ``u``, ``v`` may be ``-inf``."""
     if u < v:
         u, v = v, u
     return u + math.log1p(math.exp(v - u))
 
 
+# The restricted HMMs of both kinds of trial: two candidates per step, the
+# transition into step t is log_tr[t * dt] (dt = 0: one matrix for all steps,
+# dt = 1: one per step). Every weight is a predictive probability or a pinned
+# candidate's 0, so log space needs no scaling.
 @njit(cache=True)
-def _two_state_forward(log_init, log_trans, log_emit, log_final, la):
-    """Forward pass of the two-state restricted HMM, in log space.
-
-    Fills ``la[t, k]``, the log total weight of the paths of steps ``0 .. t``
-    ending in ``k`` (emission of ``t`` included), and returns the log total
-    weight of all ``2^L`` paths, final factor included. All weights are
-    predictive probabilities (finite logs), so log space needs no scaling.
-    """
-    L = log_emit.shape[0]
+def _two_state_forward(log_init, log_tr, dt, log_emit, log_final, L, la):
+    """Fill ``la[t, k]``, the log weight of the paths of steps ``0 .. t``
+    ending in ``k``; return the log total weight of the ``2^L`` paths."""
     la[0, 0] = log_init[0] + log_emit[0, 0]
     la[0, 1] = log_init[1] + log_emit[0, 1]
     for t in range(1, L):
+        tr = t * dt
         for k in range(2):
-            la[t, k] = _log_add(la[t - 1, 0] + log_trans[0, k],
-                                la[t - 1, 1] + log_trans[1, k]) + log_emit[t, k]
+            la[t, k] = _log_add(la[t - 1, 0] + log_tr[tr, 0, k],
+                                la[t - 1, 1] + log_tr[tr, 1, k]) + log_emit[t, k]
     return _log_add(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1])
 
 
+@njit(cache=True, inline="always")
+def _draw_two(v0, v1, rng):
+    """1 with probability ``exp(v1) / (exp(v0) + exp(v1))``, else 0."""
+    return 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+
+
 @njit(cache=True)
-def _two_state_backward(log_trans, log_final, la, rng, path):
-    """Draw a path from the restricted HMM given its forward messages ``la``."""
-    L = la.shape[0]
-    v0 = la[L - 1, 0] + log_final[0]
-    v1 = la[L - 1, 1] + log_final[1]
-    k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+def _two_state_backward(log_tr, dt, log_final, la, L, rng, path):
+    """Draw ``path[:L]`` given the forward messages ``la``."""
+    k = _draw_two(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1], rng)
     path[L - 1] = k
     for t in range(L - 2, -1, -1):
-        v0 = la[t, 0] + log_trans[0, k]
-        v1 = la[t, 1] + log_trans[1, k]
-        k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+        tr = (t + 1) * dt
+        k = _draw_two(la[t, 0] + log_tr[tr, 0, k], la[t, 1] + log_tr[tr, 1, k], rng)
         path[t] = k
+
+
+@njit(cache=True)
+def _two_state_path_weight(log_init, log_tr, dt, log_emit, log_final, L, path):
+    """Log weight of ``path[:L]``."""
+    k = path[0]
+    v = log_init[k] + log_emit[0, k]
+    for t in range(1, L):
+        j = path[t]
+        v += log_tr[t * dt, k, j] + log_emit[t, j]
+        k = j
+    return v + log_final[k]
+
+
+@njit(cache=True, inline="always")
+def _draw_anchors(n, rng):
+    """Distinct starts ``t1``, ``t2`` uniform in ``0 .. n - 1`` and ``log u``."""
+    t1 = uniform_int(n, rng)
+    t2 = uniform_int(n - 1, rng)
+    if t2 >= t1:
+        t2 += 1
+    u = rng.random()
+    return t1, t2, (math.log(u) if u > 0.0 else -np.inf)
+
+
+@njit(cache=True, inline="always")
+def _shuffle(order, lo, hi, rng):
+    """Shuffle ``order[lo:hi]`` in place (Fisher-Yates)."""
+    for i in range(hi - 1, lo, -1):
+        j = lo + uniform_int(i - lo + 1, rng)
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp
+
+
+@njit(cache=True, inline="always")
+def _fragment(f, fb, fe, x, seq_first, seq_last):
+    """Bounds ``fb_``, ``fe_`` of fragment ``f`` and its neighbours' labels
+    ``prev`` (0, the start restaurant, at a sequence start), ``nxt`` (-1 at
+    a sequence end)."""
+    fb_, fe_ = fb[f], fe[f]
+    prev = 0 if seq_first[fb_] else x[fb_ - 1]
+    nxt = -1 if seq_last[fe_ - 1] else x[fe_]
+    return fb_, fe_, prev, nxt
+
+
+@njit(cache=True, inline="always")
+def _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp, rng, iwork):
+    """Save the labels of steps ``fb_ .. fe_ - 1`` in ``xsave`` and remove
+    them; returns the log predictive of what was removed."""
+    mat, vec, tab, log, scal, conc = s
+    for t in range(fb_, fe_):
+        xsave[t] = x[t]
+    return remove_seq(mat, vec, tab, log, scal, conc,
+                      stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+
+
+@njit(cache=True, inline="always")
+def _settle(s, counts, split, accept):
+    """Count a trial as a split or merge tried, and accepted if ``accept``;
+    keep its seating (clear the undo log) or replay the undo log."""
+    mat, vec, tab, log, scal, conc = s
+    if split:
+        counts[_N_SPLIT] += 1
+    else:
+        counts[_N_MERGE] += 1
+    if accept:
+        if split:
+            counts[_ACC_SPLIT] += 1
+        else:
+            counts[_ACC_MERGE] += 1
+        clear_log(scal)
+    else:
+        undo(mat, vec, tab, log, scal, conc)
+
+
+@njit(cache=True, inline="always")
+def _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork):
+    """Give the fragments of a rejected trial back their labels ``xsave`` and
+    emissions (``undo`` restores the seating): ``order[:n_added]`` were added
+    with new labels, the others are still out."""
+    for i in range(U):
+        f = order[i]
+        fb_, fe_ = fb[f], fe[f]
+        if i < n_added:
+            move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam, iwork)
+            for t in range(fb_, fe_):
+                x[t] = xsave[t]
+        else:
+            for t in range(fb_, fe_):
+                update(fam, stats, x[t], Y, t, 1.0)
+                vec[OCC, x[t]] += 1
 
 
 @nrt_free
@@ -172,14 +251,17 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     accepted, merges tried and accepted, merges rejected early. Compiled with
     numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`): every
     work array comes from the caller (``small``: 8 floats, ``ibuf``: ``T + 2``
-    integers).
+    integers), hence the long parameter list. A trial's four steps stay in
+    this loop because they share its draws and its undo log; the pieces the
+    chain trials share are the inline helpers above.
     """
     rng = as_generator(rng)
     T = x.shape[0]
     mat, vec, tab, log, scal, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     log_init = small[0:2]
-    log_trans = small[2:6].reshape((2, 2))
+    log_tr = small[2:6].reshape((1, 2, 2))
+    log_trans = log_tr[0]
     log_final = small[6:8]
     pair = ibuf[0:2]
     iwork = ibuf[2:]
@@ -187,23 +269,14 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         if free_label(vec, 1) < 0:
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
-        t1 = uniform_int(T, rng)
-        t2 = uniform_int(T - 1, rng)
-        if t2 >= t1:
-            t2 += 1
-        u = rng.random()
-        log_u = math.log(u) if u > 0.0 else -np.inf
+        t1, t2, log_u = _draw_anchors(T, rng)
         a = x[t2]
         b = x[t1]
         split = a == b
         U = _find_fragments(x, seq_first, t1, t2, a, b, fb, fe)
         for i in range(U):
             order[i] = i
-        for i in range(U - 1, 0, -1):
-            j = uniform_int(i + 1, rng)
-            tmp = order[i]
-            order[i] = order[j]
-            order[j] = tmp
+        _shuffle(order, 0, U, rng)
         # t1's own customers: the transitions from t1 - 1 (restaurant 0 at a
         # sequence start) and to t1 + 1, unless that neighbour is a fragment
         # step (then the fragment's remove_seq / add_seq handles it)
@@ -217,24 +290,18 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
-            for l in range(L):
-                xsave[fb_ + l] = x[fb_ + l]
-            log_r_old += remove_seq(mat, vec, tab, log, scal, conc,
-                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+            log_r_old += _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp,
+                                          rng, iwork)
             if not split:
-                le = emit_buf[:L]
-                pth = path_buf[:L]
                 _restricted_hmm(s, stats, Y, fb_, L, prev, nxt, b, a, fam, hyp,
-                                log_init, log_trans, le, log_final, pair)
+                                log_init, log_trans, emit_buf[:L], log_final, pair)
                 for l in range(L):
-                    pth[l] = 0 if x[fb_ + l] == b else 1
-                log_z = _two_state_forward(log_init, log_trans, le, log_final, fwd_buf[:L])
-                log_q_old += path_log_weight(log_init, log_trans, le, log_final, pth) - log_z
+                    path_buf[l] = 0 if x[fb_ + l] == b else 1
+                log_z = _two_state_forward(log_init, log_tr, 0, emit_buf, log_final, L, fwd_buf)
+                log_q_old += _two_state_path_weight(log_init, log_tr, 0, emit_buf, log_final, L,
+                                                    path_buf) - log_z
         xsave[t1] = b
         update(fam, stats, b, Y, t1, -1.0)
         vec[OCC, b] -= 1
@@ -242,11 +309,11 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         if has_in:
             remove_customer(mat, vec, tab, log, scal, conc, j_in, b, rng)
             log_r_old += math.log(pred_prob(mat[N, j_in, b], vec[NJ, j_in], vec[MK, b],
-                                            scal[_M_TOT], alpha, gamma, kappa, j_in, b))
+                                            scal[M_TOTAL], alpha, gamma, kappa, j_in, b))
         if has_out:
             remove_customer(mat, vec, tab, log, scal, conc, b, k_out, rng)
             log_r_old += math.log(pred_prob(mat[N, b, k_out], vec[NJ, b], vec[MK, k_out],
-                                            scal[_M_TOT], alpha, gamma, kappa, b, k_out))
+                                            scal[M_TOTAL], alpha, gamma, kappa, b, k_out))
 
         # ---- 3. t1 with its new label, then F_1 .. F_U ----
         if split:
@@ -259,30 +326,26 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         vec[OCC, c] += 1
         if has_out:
             log_r_new += math.log(pred_prob(mat[N, c, k_out], vec[NJ, c], vec[MK, k_out],
-                                            scal[_M_TOT], alpha, gamma, kappa, c, k_out))
+                                            scal[M_TOTAL], alpha, gamma, kappa, c, k_out))
             add_customer(mat, vec, tab, log, scal, conc, c, k_out, rng)
         if has_in:
             log_r_new += math.log(pred_prob(mat[N, j_in, c], vec[NJ, j_in], vec[MK, c],
-                                            scal[_M_TOT], alpha, gamma, kappa, j_in, c))
+                                            scal[M_TOTAL], alpha, gamma, kappa, j_in, c))
             add_customer(mat, vec, tab, log, scal, conc, j_in, c, rng)
         log_q_new = 0.0
         n_added = U
         for i in range(U):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
             if split:
-                le = emit_buf[:L]
-                pth = path_buf[:L]
                 _restricted_hmm(s, stats, Y, fb_, L, prev, nxt, c, a, fam, hyp,
-                                log_init, log_trans, le, log_final, pair)
-                log_z = _two_state_forward(log_init, log_trans, le, log_final, fwd_buf[:L])
-                _two_state_backward(log_trans, log_final, fwd_buf[:L], rng, pth)
-                log_q_new += path_log_weight(log_init, log_trans, le, log_final, pth) - log_z
+                                log_init, log_trans, emit_buf[:L], log_final, pair)
+                log_z = _two_state_forward(log_init, log_tr, 0, emit_buf, log_final, L, fwd_buf)
+                _two_state_backward(log_tr, 0, log_final, fwd_buf, L, rng, path_buf)
+                log_q_new += _two_state_path_weight(log_init, log_tr, 0, emit_buf, log_final, L,
+                                                    path_buf) - log_z
                 for l in range(L):
-                    x[fb_ + l] = c if pth[l] == 0 else a
+                    x[fb_ + l] = c if path_buf[l] == 0 else a
             else:
                 # the factors still to come are probabilities (<= 1) for
                 # discrete emissions: the final ratio cannot exceed this one
@@ -298,35 +361,16 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         accept = n_added == U and log_u < log_ratio
-        if split:
-            counts[_N_SPLIT] += 1
-        else:
-            counts[_N_MERGE] += 1
-        if accept:
-            clear_log(scal)
-            if split:
-                counts[_ACC_SPLIT] += 1
-            else:
-                counts[_ACC_MERGE] += 1
-        else:
-            undo(mat, vec, tab, log, scal, conc)
+        _settle(s, counts, split, accept)
+        if not accept:
+            # t1 between undo and the fragments: the statistics are
+            # floating-point sums, another order changes their last bits
             update(fam, stats, c, Y, t1, -1.0)
             vec[OCC, c] -= 1
             update(fam, stats, b, Y, t1, 1.0)
             vec[OCC, b] += 1
             x[t1] = b
-            for i in range(U):
-                f = order[i]
-                fb_, fe_ = fb[f], fe[f]
-                if i < n_added:
-                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam,
-                                   iwork)
-                    for t in range(fb_, fe_):
-                        x[t] = xsave[t]
-                else:
-                    for t in range(fb_, fe_):
-                        update(fam, stats, x[t], Y, t, 1.0)
-                        vec[OCC, x[t]] += 1
+            _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork)
     return n_trials
 
 
@@ -364,16 +408,6 @@ def _holds_anchor(b, e, t1, t2, w):
     return (b < t1 + w and t1 < e) or (b < t2 + w and t2 < e)
 
 
-@njit(cache=True, inline="always")
-def _log_add_inf(u, v):
-    """``log(exp(u) + exp(v))``; ``u`` or ``v`` may be ``-inf`` (not both)."""
-    if u < v:
-        u, v = v, u
-    if v == -np.inf:
-        return u
-    return u + math.log1p(math.exp(v - u))
-
-
 @njit(cache=True)
 def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                cand, log_init, log_tr, log_emit, log_final):
@@ -387,7 +421,7 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
     transition from step ``l - 1`` to ``l``.
     """
     mat, vec, tab, log, scal, conc = s
-    m_tot = scal[_M_TOT]
+    m_tot = scal[M_TOTAL]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for l in range(L):
         t = fb_ + l
@@ -422,44 +456,6 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                                                      m_tot, alpha, gamma, kappa, j, k))
 
 
-@njit(cache=True)
-def _chain_forward(log_init, log_tr, log_emit, log_final, L, la):
-    """Forward pass of the chain move's restricted HMM (step-dependent
-    transitions ``log_tr[l]``); returns the log total weight."""
-    la[0, 0] = log_init[0] + log_emit[0, 0]
-    la[0, 1] = log_init[1] + log_emit[0, 1]
-    for t in range(1, L):
-        for k in range(2):
-            la[t, k] = _log_add_inf(la[t - 1, 0] + log_tr[t, 0, k],
-                                    la[t - 1, 1] + log_tr[t, 1, k]) + log_emit[t, k]
-    return _log_add_inf(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1])
-
-
-@njit(cache=True)
-def _chain_backward(log_tr, log_final, la, L, rng, path):
-    """Draw a path of the chain move's restricted HMM from its forward messages."""
-    v0 = la[L - 1, 0] + log_final[0]
-    v1 = la[L - 1, 1] + log_final[1]
-    k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
-    path[L - 1] = k
-    for t in range(L - 2, -1, -1):
-        v0 = la[t, 0] + log_tr[t + 1, 0, k]
-        v1 = la[t, 1] + log_tr[t + 1, 1, k]
-        k = 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
-        path[t] = k
-
-
-@njit(cache=True)
-def _chain_path_weight(log_init, log_tr, log_emit, log_final, L, path):
-    k = path[0]
-    v = log_init[k] + log_emit[0, k]
-    for t in range(1, L):
-        j = path[t]
-        v += log_tr[t, k, j] + log_emit[t, j]
-        k = j
-    return v + log_final[k]
-
-
 @nrt_free
 def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width, fam, hyp,
                   early_stop, rng, fb, fe, order, xsave, emit_buf, tr_buf, fwd_buf, cand,
@@ -468,7 +464,9 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
 
     Returns the number of trials done (fewer when fewer than ``max_width >=
     widths`` labels are free: the caller grows the seating and resumes).
-    ``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers.
+    ``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers. Like
+    :func:`_sm_trials`, it allocates nothing (reference counting off), so
+    its work arrays are parameters.
     """
     rng = as_generator(rng)
     T = x.shape[0]
@@ -485,12 +483,7 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
             return trial
         # ---- 1. anchors, threshold; split, merge or nothing ----
         w = widths[trial]
-        t1 = uniform_int(T - w + 1, rng)
-        t2 = uniform_int(T - w, rng)
-        if t2 >= t1:
-            t2 += 1
-        u = rng.random()
-        log_u = math.log(u) if u > 0.0 else -np.inf
+        t1, t2, log_u = _draw_anchors(T - w + 1, rng)
         if abs(t1 - t2) < w:
             counts[_VOID] += 1
             continue
@@ -535,52 +528,40 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
             if not _holds_anchor(fb[f], fe[f], t1, t2, w):
                 order[n_rest] = f
                 n_rest += 1
-        for i in range(U - 1, n_anch, -1):
-            j = n_anch + uniform_int(i - n_anch + 1, rng)
-            tmp = order[i]
-            order[i] = order[j]
-            order[j] = tmp
+        _shuffle(order, n_anch, U, rng)
 
         # ---- 2. remove F_U .. F_1 (q_old of a merge on the way) ----
         clear_log(scal)
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
-            for l in range(L):
-                xsave[fb_ + l] = x[fb_ + l]
-            log_r_old += remove_seq(mat, vec, tab, log, scal, conc,
-                                    stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
+            log_r_old += _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp,
+                                          rng, iwork)
             if not split:
                 _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                            cand, log_init, tr_buf, emit_buf, log_final)
                 for l in range(L):
                     path_buf[l] = 0 if x[fb_ + l] == cand[l, 0] else 1
-                log_z = _chain_forward(log_init, tr_buf, emit_buf, log_final, L, fwd_buf)
-                log_q_old += _chain_path_weight(log_init, tr_buf, emit_buf, log_final, L,
-                                                path_buf) - log_z
+                log_z = _two_state_forward(log_init, tr_buf, 1, emit_buf, log_final, L, fwd_buf)
+                log_q_old += _two_state_path_weight(log_init, tr_buf, 1, emit_buf, log_final, L,
+                                                    path_buf) - log_z
 
         # ---- 3. allocate and add F_1 .. F_U ----
         log_r_new = 0.0
         log_q_new = 0.0
         n_added = U
         for i in range(U):
-            f = order[i]
-            fb_, fe_ = fb[f], fe[f]
+            fb_, fe_, prev, nxt = _fragment(order[i], fb, fe, x, seq_first, seq_last)
             L = fe_ - fb_
-            prev = 0 if seq_first[fb_] else x[fb_ - 1]
-            nxt = -1 if seq_last[fe_ - 1] else x[fe_]
             if split:
                 _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                            cand, log_init, tr_buf, emit_buf, log_final)
-                log_z = _chain_forward(log_init, tr_buf, emit_buf, log_final, L, fwd_buf)
-                _chain_backward(tr_buf, log_final, fwd_buf, L, rng, path_buf)
-                log_q_new += _chain_path_weight(log_init, tr_buf, emit_buf, log_final, L,
-                                                path_buf) - log_z
+                log_z = _two_state_forward(log_init, tr_buf, 1, emit_buf, log_final, L, fwd_buf)
+                _two_state_backward(tr_buf, 1, log_final, fwd_buf, L, rng, path_buf)
+                log_q_new += _two_state_path_weight(log_init, tr_buf, 1, emit_buf, log_final, L,
+                                                    path_buf) - log_z
                 for l in range(L):
                     x[fb_ + l] = cand[l, path_buf[l]]
             else:
@@ -600,30 +581,9 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
         # ---- 4. accept, or restore the exact old state ----
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         accept = n_added == U and log_u < log_ratio
-        if split:
-            counts[_N_SPLIT] += 1
-        else:
-            counts[_N_MERGE] += 1
-        if accept:
-            clear_log(scal)
-            if split:
-                counts[_ACC_SPLIT] += 1
-            else:
-                counts[_ACC_MERGE] += 1
-        else:
-            undo(mat, vec, tab, log, scal, conc)
-            for i in range(U):
-                f = order[i]
-                fb_, fe_ = fb[f], fe[f]
-                if i < n_added:
-                    move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam,
-                                   iwork)
-                    for t in range(fb_, fe_):
-                        x[t] = xsave[t]
-                else:
-                    for t in range(fb_, fe_):
-                        update(fam, stats, x[t], Y, t, 1.0)
-                        vec[OCC, x[t]] += 1
+        _settle(s, counts, split, accept)
+        if not accept:
+            _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork)
     return n_trials
 
 
@@ -670,7 +630,7 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     while done < n_trials:
         # <= T customers, hence <= T tables, at any time: the free slots must
         # cover T minus those in use; <= 2 T logged operations
-        in_use = int(state.seating.scal[_N_TABLES])
+        in_use = int(state.seating.scal[N_TABLES])
         state.ensure_capacity(labels=2, tables=T - in_use + 8, log=2 * T + 8)
         done = _sm_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
@@ -718,7 +678,7 @@ def chain_moves(state, problem, widths, rng, early_stop=None):
     ibuf = np.empty(T + 2 + 4 * max_width, np.int64)
     done = 0
     while done < widths.shape[0]:
-        in_use = int(state.seating.scal[_N_TABLES])
+        in_use = int(state.seating.scal[N_TABLES])
         state.ensure_capacity(labels=max_width + 1, tables=T - in_use + 8, log=2 * T + 8)
         done = _chain_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
