@@ -18,7 +18,9 @@ of one do not leak into another) in this order:
    sampler, 4 runs x 50 CPU s (``--quick``: its own, 2 runs x 2 s);
 7. ``bench_pgas_paper.py --iters 1000 --budget 90 --jobs 2`` -- the PGAS
    paper's synthetic experiments, pgas beside rcd_beam and rcd_gibbs
-   (``--quick``: its own);
+   (``--quick``: its own); then ``bench_pgas_paper.py --figure5 --iters 1000
+   --budget 60 --jobs 2`` (``pgas_figure5``), the paper's Figure 5: pgas
+   with the prior / posterior proposal and N=10 / 50;
 8. ``bench_reach.py --seeds 5 --cap 10 --jobs 2`` -- CPU seconds to the true
    number of states, every sampler (``--quick``: 2 seeds, 2 s cap);
 9. ``bench_mixing.py --seeds 3 --jobs 2`` -- how fast each sampler moves the

@@ -36,7 +36,7 @@ Problem = namedtuple(
         "n_stats",      # length of a row of sufficient statistics
         "prior_pred",   # (T,) log prior predictive of each observation (an empty state)
         "conc0",        # (alpha, gamma, kappa) starting values
-        "priors",       # (3, 2) float64: Gamma (a, b) of alpha, gamma, kappa
+        "priors",       # (4, 2) float64: Gamma (a, b) of alpha, gamma, kappa; Beta of rho (_hyper)
         "resample",     # (3,) bool: which concentrations to resample
         "options",      # dict of sampler options
     ],
@@ -60,7 +60,12 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
         Sequence lengths (``None``: one sequence).
     conc0, priors, resample, options
         Starting ``(alpha, gamma, kappa)``, their Gamma (shape, rate) priors,
-        which of them to resample, and the sampler options.
+        which of them to resample, and the sampler options. A fourth row of
+        ``priors``, ``(a_rho, b_rho)`` with ``a_rho > 0``, selects Fox et
+        al.'s sticky prior (:mod:`sk_ihmm._hyper`): the first row is then
+        the Gamma prior of ``alpha + kappa``, the fourth the Beta prior of
+        ``rho = kappa / (alpha + kappa)``, and ``alpha`` and ``kappa`` are
+        resampled together (``resample[2]`` is set to ``resample[0]``).
     emission_prior : dict or None
         The family's :meth:`~sk_ihmm.emissions.EmissionFamily.resolve_prior`
         on ``Y``, if already computed (``None``: resolved here).
@@ -80,14 +85,22 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     hyp = family.hyperparameters(dim, Y, emission_prior)
     fam = missing_aware(family.tag) if missing else family.tag
     n_stats = family.n_stats(dim)
+    priors = np.array(priors, dtype=np.float64).reshape(-1, 2)
+    if priors.shape[0] not in (3, 4):
+        raise ValueError("priors must have 3 or 4 (a, b) rows")
+    priors = np.vstack([priors, np.zeros((4 - priors.shape[0], 2))])
+    resample = [bool(r) for r in resample]
+    if priors[3, 0] > 0:
+        if not (priors[3, 1] > 0 and priors[0, 0] > 0 and priors[0, 1] > 0):
+            raise ValueError("Fox et al.'s prior needs a_s, b_s, a_rho, b_rho > 0")
+        resample[2] = resample[0]
     return Problem(
         Y=Y, seq_first=first, seq_last=last, starts=np.flatnonzero(first).astype(np.int64),
         ends=ends.astype(np.int64), emission=family, fam=fam,
         hyp=hyp, dim=dim, n_stats=n_stats, prior_pred=log_prior_predictive(fam, n_stats, hyp, Y),
         conc0=tuple(float(c) for c in conc0),
         # arrays, as the samplers' kernels take them (no conversion per sweep)
-        priors=np.array(priors, dtype=np.float64).reshape(3, 2),
-        resample=np.array([bool(r) for r in resample]), options=dict(options or {}),
+        priors=priors, resample=np.array(resample), options=dict(options or {}),
     )
 
 

@@ -36,13 +36,13 @@ from .samplers import SAMPLERS
 __all__ = ["InfiniteHMM"]
 
 
-def _prior_pair(value, name):
+def _prior_pair(value, name, what="(shape, rate)"):
     try:
         a, b = (float(v) for v in value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a (shape, rate) pair of positive floats; got {value!r}.") from None
+        raise ValueError(f"{name} must be a {what} pair of positive floats; got {value!r}.") from None
     if not (a > 0 and b > 0 and np.isfinite(a) and np.isfinite(b)):
-        raise ValueError(f"{name} must be a (shape, rate) pair of positive floats; got {value!r}.")
+        raise ValueError(f"{name} must be a {what} pair of positive floats; got {value!r}.")
     return a, b
 
 
@@ -154,6 +154,18 @@ class InfiniteHMM(BaseEstimator):
         Gamma (shape, rate) priors of ``alpha`` and ``gamma``.
     kappa_prior : (float, float) or None, default=None
         Gamma (shape, rate) prior of ``kappa``; ``None`` keeps ``kappa`` fixed.
+    rho_prior : (float, float) or None, default=None
+        Fox et al. (2011)'s sticky hyperprior, as in the PGAS paper
+        (Tripuraneni et al. 2015): a Beta ``(a, b)`` prior on
+        ``rho = kappa / (alpha + kappa)`` with ``alpha + kappa ~
+        Gamma(alpha_kappa_prior)``, instead of independent Gamma priors on
+        ``alpha`` and ``kappa`` (``alpha_prior`` and ``kappa_prior`` are then
+        unused; ``kappa_prior`` must be ``None``). ``alpha`` and ``kappa``
+        (their starting values) are resampled together, exactly (see
+        :doc:`/sticky`). ``None``: the independent priors.
+    alpha_kappa_prior : (float, float), default=(1.0, 1.0)
+        Gamma (shape, rate) prior of ``alpha + kappa``; used only with
+        ``rho_prior``.
     resample_hyperparameters : bool, default=True
         Resample the concentrations after every sweep (auxiliary variables).
     min_state_fraction : float in [0, 1), default=0.01
@@ -356,6 +368,8 @@ class InfiniteHMM(BaseEstimator):
         "alpha_prior": [tuple, list],
         "gamma_prior": [tuple, list],
         "kappa_prior": [tuple, list, None],
+        "rho_prior": [tuple, list, None],
+        "alpha_kappa_prior": [tuple, list],
         "resample_hyperparameters": ["boolean"],
         "min_state_fraction": [Interval(Real, 0, 1, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
@@ -390,6 +404,8 @@ class InfiniteHMM(BaseEstimator):
         alpha_prior=(1.0, 1.0),
         gamma_prior=(1.0, 1.0),
         kappa_prior=None,
+        rho_prior=None,
+        alpha_kappa_prior=(1.0, 1.0),
         resample_hyperparameters=True,
         min_state_fraction=0.01,
         n_samples=100,
@@ -425,6 +441,8 @@ class InfiniteHMM(BaseEstimator):
         self.alpha_prior = alpha_prior
         self.gamma_prior = gamma_prior
         self.kappa_prior = kappa_prior
+        self.rho_prior = rho_prior
+        self.alpha_kappa_prior = alpha_kappa_prior
         self.resample_hyperparameters = resample_hyperparameters
         self.min_state_fraction = min_state_fraction
         self.n_samples = n_samples
@@ -495,10 +513,19 @@ class InfiniteHMM(BaseEstimator):
             _prior_pair(self.gamma_prior, "gamma_prior"),
             kappa_prior,
         )
+        sticky_resampled = resample and self.kappa_prior is not None
+        if self.rho_prior is not None:
+            if self.kappa_prior is not None:
+                raise ValueError("Give kappa_prior (independent Gamma priors on alpha and kappa) or "
+                                 "rho_prior (Fox et al.'s prior on alpha + kappa and "
+                                 "kappa / (alpha + kappa)), not both.")
+            priors = (_prior_pair(self.alpha_kappa_prior, "alpha_kappa_prior"), priors[1], kappa_prior,
+                      _prior_pair(self.rho_prior, "rho_prior", "Beta (a, b)"))
+            sticky_resampled = resample
         options = {name: getattr(self, name) for name in SAMPLER_OPTIONS}
         return make_problem(
             family, Y, dim, lens, conc0=(self.alpha, self.gamma, self.kappa), priors=priors,
-            resample=(resample, resample, resample and self.kappa_prior is not None),
+            resample=(resample, resample, sticky_resampled),
             options=options, emission_prior=emission_prior, missing=_has_missing(Y),
         )
 
@@ -983,7 +1010,7 @@ class InfiniteHMM(BaseEstimator):
         keys : sequence of str, default=None
             Trace keys to summarise (any key of ``trace_``). By default
             ``n_states``, ``log_lik``, ``log_joint``, the resampled concentrations
-            (``alpha``, ``gamma``, and ``kappa`` when ``kappa_prior`` is set)
+            (``alpha``, ``gamma``, and ``kappa`` when ``kappa_prior`` or ``rho_prior`` is set)
             and every acceptance statistic (keys ending in ``accept_rate`` or
             ``accept``).
 

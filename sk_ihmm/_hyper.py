@@ -18,6 +18,32 @@ conjugate:
 ``alpha + kappa``). Each update is an exact Gibbs step of the augmented
 posterior, so the chain keeps the posterior over (states, tables, alpha,
 gamma, kappa) invariant.
+
+Fox et al. (2011)'s parameterisation of the sticky prior (``priors[3, 0] > 0``)
+----------------------------------------------------------------------------
+``s = alpha + kappa ~ Gamma(a_s, b_s)`` (``priors[0]``) and
+``rho = kappa / s ~ Beta(a_rho, b_rho)`` (``priors[3]``), independent. With
+``alpha = (1 - rho) s`` and ``kappa = rho s`` the augmented seating likelihood
+above is
+
+    s^(R + O) (1 - rho)^R rho^O  *  prod_{j >= 1} w_j^s  *  w_0^((1 - rho) s),
+
+``R`` counting the root tables of *every* restaurant, the start restaurant's
+included. The start restaurant, whose concentration is ``alpha`` alone, couples
+``s`` and ``rho`` (Fox et al.'s model has no such restaurant, and there
+``rho | tables ~ Beta(a_rho + O, b_rho + R)``). Here:
+
+    s | rho, w ~ Gamma(a_s + R + O, b_s - sum_{j >= 1} log w_j - (1 - rho) log w_0)
+    rho | s, w  has density  Beta(rho; a_rho + O, b_rho + R) * exp(lambda rho),
+                lambda = -s log w_0 >= 0,
+
+a tilted Beta, drawn exactly by one more auxiliary variable: since
+``exp(lambda rho) = sum_k (lambda rho)^k / k!``, ``k | rho ~ Poisson(lambda rho)``
+and ``rho | k ~ Beta(a_rho + O + k, b_rho + R)``. The update draws ``w``, then
+``s`` given ``rho`` (``k`` summed out), then ``k`` given ``rho`` and the new
+``s``, then ``rho`` given ``k``: each an exact (collapsed) Gibbs step.
+``rho`` is drawn as ``g1 / (g1 + g2)`` of two Gamma variables, so that
+``alpha = s g2 / (g1 + g2)`` has no cancellation.
 """
 
 import math
@@ -30,6 +56,8 @@ __all__ = ["resample_concentrations"]
 _TINY = np.finfo(float).tiny
 
 
+# compiled into its callers' cache entries (_pgas, _collapsed): after a change,
+# clear their numba caches too (numba checks only the caller's file)
 @njit(cache=True)
 def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
                             priors, resample, rng, out):
@@ -45,17 +73,42 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
         Total numbers of root (non-override) and override tables.
     n_dishes : int
         Number of dishes (hidden states) served by the root.
-    priors : ndarray of shape (3, 2)
-        Gamma (shape, rate) priors of alpha, gamma and kappa.
+    priors : ndarray of shape (3, 2) or (4, 2)
+        Gamma (shape, rate) priors of alpha, gamma and kappa; with a fourth
+        row ``(a_rho, b_rho)`` whose ``a_rho > 0``, Fox et al.'s prior instead:
+        ``priors[0]`` is the Gamma prior of ``alpha + kappa``, the fourth row
+        the Beta prior of ``rho = kappa / (alpha + kappa)`` and ``priors[2]``
+        is unused (see the module docstring).
     resample : ndarray of shape (3,), bool
-        Which of alpha, gamma, kappa to update.
+        Which of alpha, gamma, kappa to update (with Fox et al.'s prior,
+        alpha and kappa are updated together when ``resample[0]``).
     rng : numpy.random.Generator
     out : ndarray of shape (3,)
         Receives the new values (the current ones where not resampled); may
         be the array the current values were read from.
     """
     out[0], out[1], out[2] = alpha, gamma, kappa
-    if resample[0] or resample[2]:
+    fox = priors.shape[0] > 3 and priors[3, 0] > 0.0
+    if fox and resample[0]:
+        s_states = 0.0
+        lw0 = 0.0
+        for j in range(nj.shape[0]):
+            if nj[j] > 0:
+                c = alpha + kappa if j > 0 else alpha
+                lw = math.log(max(rng.beta(c, nj[j]), _TINY))
+                if j > 0:
+                    s_states += lw
+                else:
+                    lw0 = lw
+        rho = kappa / (alpha + kappa)
+        total = rng.gamma(priors[0, 0] + root_tables + override_tables,
+                          1.0 / (priors[0, 1] - s_states - (1.0 - rho) * lw0))
+        k = rng.poisson(-total * lw0 * rho) if rho > 0.0 else 0
+        g1 = rng.gamma(priors[3, 0] + override_tables + k, 1.0)
+        g2 = rng.gamma(priors[3, 1] + root_tables, 1.0)
+        out[0] = max(total * (g2 / (g1 + g2)), _TINY)
+        out[2] = total * (g1 / (g1 + g2))
+    elif resample[0] or resample[2]:
         s_all = 0.0
         s_states = 0.0
         for j in range(nj.shape[0]):

@@ -330,14 +330,52 @@ def _log_rising(log_x, n):
     return np.log(x[..., None] + np.arange(n)).sum(axis=-1)
 
 
+def _logit_beta_grid(prior, n_grid):
+    """Nodes ``log rho``, ``log(1 - rho)`` and log-weights of ``E[f(rho)]``
+    for ``rho ~ Beta(a, b)``: trapezoidal rule in ``v = logit(rho)`` over the
+    prior's ``[1e-14, 1 - 1e-14]`` quantiles, weights
+    ``h * rho^a (1 - rho)^b / B(a, b)`` (the Beta density times
+    ``d rho / d v = rho (1 - rho)``), written out here from the density and
+    independent of the samplers' update."""
+    from scipy.stats import beta as beta_dist
+    a, b = (float(v) for v in prior)
+    if not (a > 0 and b > 0):
+        raise ValueError("rho_prior must be (a, b) with both > 0")
+    lo, hi = beta_dist.ppf(_TAIL, a, b), beta_dist.isf(_TAIL, a, b)
+    vlo, vhi = np.log(lo) - np.log1p(-lo), np.log(hi) - np.log1p(-hi)
+    n = (int(np.ceil((vhi - vlo) / _DEFAULT_STEP)) + 1) if n_grid is None else int(n_grid)
+    v = np.linspace(vlo, vhi, n)
+    h = v[1] - v[0]
+    log_rho = -np.logaddexp(0.0, -v)
+    log_1m = -np.logaddexp(0.0, v)
+    log_w = np.log(h) + a * log_rho + b * log_1m - (lgamma(a) + lgamma(b) - lgamma(a + b))
+    return log_rho, log_1m, log_w
+
+
 class _IntegratedPrior:
-    """Evaluates ``log Pbar(z)`` for given (fixed or Gamma-prior) parameters."""
+    """Evaluates ``log Pbar(z)`` for given (fixed or Gamma-prior) parameters.
+
+    With ``rho_prior`` (Fox et al. 2011's sticky prior), ``alpha + kappa ~
+    Gamma(alpha_kappa_prior)`` and ``rho = kappa / (alpha + kappa) ~
+    Beta(rho_prior)`` independently; ``alpha = (1 - rho) (alpha + kappa)`` and
+    ``kappa = rho (alpha + kappa)`` are integrated on the 2-D product grid
+    of the two (``alpha``, ``kappa``, ``alpha_prior`` and ``kappa_prior`` are
+    then ignored)."""
 
     def __init__(self, lengths, alpha, gamma, kappa, alpha_prior, gamma_prior,
-                 kappa_prior, n_grid):
+                 kappa_prior, n_grid, alpha_kappa_prior=None, rho_prior=None):
         self.lengths = _check_lengths(lengths)
         self.T = sum(self.lengths)
         self.n0 = len(self.lengths)
+        self.fox = rho_prior is not None
+        if self.fox:
+            ls, ws = _log_grid(None, alpha_kappa_prior, n_grid, "alpha_kappa")
+            lr, l1m, wr = _logit_beta_grid(rho_prior, n_grid)
+            # flattened 2-D nodes (log alpha, log kappa, log weight)
+            self.fa = (ls[:, None] + l1m[None, :]).ravel()
+            self.fk = (ls[:, None] + lr[None, :]).ravel()
+            self.fw = (ws[:, None] + wr[None, :]).ravel()
+            alpha, kappa, alpha_prior, kappa_prior = 1.0, 1.0, None, None
         self.la, self.wa = _log_grid(alpha, alpha_prior, n_grid, "alpha")
         self.lg, self.wg = _log_grid(gamma, gamma_prior, n_grid, "gamma")
         self.lk, self.wk = _log_grid(kappa, kappa_prior, n_grid, "kappa")
@@ -370,6 +408,18 @@ class _IntegratedPrior:
         if signature in self._log_I:
             return self._log_I[signature]
         T = self.T
+        if self.fox:
+            # log E[alpha^M kappa^O / ((alpha)_{n0} prod_j (alpha + kappa)_{n_j})]
+            # directly over the flattened (alpha + kappa, rho) nodes
+            ls = np.logaddexp(self.fa, self.fk)
+            L = self.fw - _log_rising(self.fa, self.n0)
+            for n_j in signature:
+                L = L - _log_rising(ls, n_j)
+            r = np.arange(T + 1)
+            table = np.array([[logsumexp(L + M * self.fa + O * self.fk) for O in r] for M in r])
+            table[0] = -np.inf
+            self._log_I[signature] = table
+            return table
         la = self.la[:, None]
         lk = self.lk[None, :]
         with np.errstate(divide="ignore"):
@@ -400,10 +450,11 @@ class _IntegratedPrior:
 
 @lru_cache(maxsize=64)
 def _model(lengths, alpha, gamma, kappa, alpha_prior, gamma_prior, kappa_prior,
-           n_grid):
+           n_grid, alpha_kappa_prior=None, rho_prior=None):
     """Cached :class:`_IntegratedPrior` (its arguments must be hashable)."""
     return _IntegratedPrior(lengths, alpha, gamma, kappa, alpha_prior,
-                            gamma_prior, kappa_prior, n_grid)
+                            gamma_prior, kappa_prior, n_grid, alpha_kappa_prior,
+                            rho_prior)
 
 
 def _as_prior(prior):
@@ -476,7 +527,7 @@ def log_prior_partition(z, lengths, alpha, gamma, kappa=0.0):
 
 def exact_posterior(lengths, log_marginal_block, alpha, gamma, kappa=0.0,
                     alpha_prior=None, gamma_prior=None, kappa_prior=None,
-                    n_grid=None):
+                    n_grid=None, alpha_kappa_prior=None, rho_prior=None):
     """Exact posterior distribution over partitions of the time steps.
 
     Parameters
@@ -501,6 +552,12 @@ def exact_posterior(lengths, log_marginal_block, alpha, gamma, kappa=0.0,
         log-spaced trapezoidal grid with step ``0.25`` over the prior's
         ``[1e-14, 1 - 1e-14]`` quantile range (typically 100-200 nodes;
         error far below ``1e-10``).
+    alpha_kappa_prior, rho_prior : tuple or None
+        Fox et al. (2011)'s sticky prior: ``alpha + kappa ~
+        Gamma(alpha_kappa_prior)`` (shape, rate) and ``kappa / (alpha +
+        kappa) ~ Beta(rho_prior)``, integrated on a 2-D grid (``rho`` on a
+        trapezoidal grid in ``logit(rho)``). Given ``rho_prior``, ``alpha``,
+        ``kappa``, ``alpha_prior`` and ``kappa_prior`` are ignored.
 
     Returns
     -------
@@ -516,7 +573,8 @@ def exact_posterior(lengths, log_marginal_block, alpha, gamma, kappa=0.0,
     """
     model = _model(tuple(int(L) for L in lengths), float(alpha), float(gamma),
                    float(kappa), _as_prior(alpha_prior), _as_prior(gamma_prior),
-                   _as_prior(kappa_prior), n_grid)
+                   _as_prior(kappa_prior), n_grid, _as_prior(alpha_kappa_prior),
+                   _as_prior(rho_prior))
     partitions = enumerate_partitions(model.T)
     cache = {}
 

@@ -110,7 +110,7 @@ def _iat(x):
 def check_exact(sampler, kind="categorical", lengths=(5,), alpha=1.0, gamma=1.0, kappa=0.0,
                 resample=(False, False, False), n_sweeps=20000, n_burnin=500, seed=0,
                 options=None, init_states=2, return_details=False, marginal=None,
-                partition_loglik=None):
+                partition_loglik=None, priors=None):
     """Assert that ``sampler`` samples the exact partition posterior.
 
     ``marginal(Y_block)``: the log marginal likelihood of the observations
@@ -120,7 +120,8 @@ def check_exact(sampler, kind="categorical", lengths=(5,), alpha=1.0, gamma=1.0,
     couple the states)."""
     lengths = list(lengths)
     family, Y, dim = tiny_data(kind, lengths)
-    prob = make_problem(family, Y, dim, lengths, alpha, gamma, kappa, resample, options)
+    prob = make_problem(family, Y, dim, lengths, alpha, gamma, kappa, resample, options,
+                        **({} if priors is None else {"priors": priors}))
     lml = marginal or (lambda Yb: family.log_marginal(Yb, dim))
     observed = ~np.isnan(Y[:, 0])
 
@@ -129,11 +130,16 @@ def check_exact(sampler, kind="categorical", lengths=(5,), alpha=1.0, gamma=1.0,
         return lml(Y[idx]) if idx else 0.0
 
     priors = prob.priors
+    # a fourth row (a_rho, b_rho) with a_rho > 0: Fox et al.'s prior on
+    # (alpha + kappa, rho), alpha and kappa resampled together
+    fox = priors.shape[0] > 3 and priors[3, 0] > 0 and resample[0]
     exact = exact_posterior(
         lengths, None if partition_loglik else block_lml, alpha, gamma, kappa,
-        alpha_prior=priors[0] if resample[0] else None,
+        alpha_prior=priors[0] if resample[0] and not fox else None,
         gamma_prior=priors[1] if resample[1] else None,
-        kappa_prior=priors[2] if resample[2] else None,
+        kappa_prior=priors[2] if resample[2] and not fox else None,
+        alpha_kappa_prior=priors[0] if fox else None,
+        rho_prior=priors[3] if fox else None,
     )
     if partition_loglik is not None:
         log_post = {z: np.log(p) + partition_loglik(z) for z, p in exact.items()}

@@ -114,8 +114,9 @@ def log_joint(state, problem):
 @njit(cache=True)
 def _finish(s, stats, fam, hyp, priors, resample, rng):
     """:func:`finish_sweep` in one kernel call: resample ``s.conc`` in place
-    when asked (:mod:`sk_ihmm._hyper`) and the family's hyperparameters
-    ``hyp`` if it samples them, return the new ``log_joint``."""
+    when asked (:mod:`sk_ihmm._hyper`, either hyperprior) and the family's
+    hyperparameters ``hyp`` if it samples them, return the new
+    ``log_joint``."""
     rng = as_generator(rng)
     resample_hyperparameters(fam, stats, hyp, rng)
     vec, scal, conc = s.vec, s.scal, s.conc

@@ -11,7 +11,8 @@ emission parameters ``phi``. One sweep is
    ``"posterior"`` (fully adapted: particles are weighted by how well their
    state predicts the next observation);
 2. ``(m, o) | x, beta``: root and override table counts (pi integrated out);
-3. ``(alpha, gamma, kappa) | x, m, o`` (:mod:`sk_ihmm._hyper`), when asked for;
+3. ``(alpha, gamma, kappa) | x, m, o`` (:mod:`sk_ihmm._hyper`: independent
+   Gamma priors, or Fox et al.'s on ``(alpha + kappa, rho)``), when asked for;
 4. ``beta | m, gamma ~ Dir(M_1, ..., M_K, gamma)``;
 5. ``pi_j | x, beta ~ Dir(alpha * beta + kappa * delta_j + n_j)`` (row 0
    without ``kappa``);
