@@ -56,6 +56,28 @@ __all__ = ["resample_concentrations"]
 _TINY = np.finfo(float).tiny
 
 
+@njit(cache=True, inline="always")
+def _log_beta_auxiliaries(alpha, kappa, nj, rng):
+    """The auxiliary variables of Teh et al. (2006, appendix A): ``log w_j``,
+    ``w_j ~ Beta(alpha (+ kappa for a state restaurant), n_j)`` for every
+    restaurant with customers. Returns ``(sum over all, sum over the state
+    restaurants, log w_0)``."""
+    s_all = 0.0
+    s_states = 0.0
+    lw0 = 0.0
+    for j in range(nj.shape[0]):
+        if nj[j] > 0:
+            c = alpha + kappa if j > 0 else alpha
+            # clip: a Beta draw with a tiny shape can underflow to exactly 0
+            lw = math.log(max(rng.beta(c, nj[j]), _TINY))
+            s_all += lw
+            if j > 0:
+                s_states += lw
+            else:
+                lw0 = lw
+    return s_all, s_states, lw0
+
+
 # compiled into its callers' cache entries (_pgas, _collapsed): after a change,
 # clear their numba caches too (numba checks only the caller's file)
 @njit(cache=True)
@@ -90,16 +112,7 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
     out[0], out[1], out[2] = alpha, gamma, kappa
     fox = priors.shape[0] > 3 and priors[3, 0] > 0.0
     if fox and resample[0]:
-        s_states = 0.0
-        lw0 = 0.0
-        for j in range(nj.shape[0]):
-            if nj[j] > 0:
-                c = alpha + kappa if j > 0 else alpha
-                lw = math.log(max(rng.beta(c, nj[j]), _TINY))
-                if j > 0:
-                    s_states += lw
-                else:
-                    lw0 = lw
+        _, s_states, lw0 = _log_beta_auxiliaries(alpha, kappa, nj, rng)
         rho = kappa / (alpha + kappa)
         total = rng.gamma(priors[0, 0] + root_tables + override_tables,
                           1.0 / (priors[0, 1] - s_states - (1.0 - rho) * lw0))
@@ -109,16 +122,7 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
         out[0] = max(total * (g2 / (g1 + g2)), _TINY)
         out[2] = total * (g1 / (g1 + g2))
     elif resample[0] or resample[2]:
-        s_all = 0.0
-        s_states = 0.0
-        for j in range(nj.shape[0]):
-            if nj[j] > 0:
-                c = alpha + kappa if j > 0 else alpha
-                # clip: a Beta draw with a tiny shape can underflow to exactly 0
-                lw = math.log(max(rng.beta(c, nj[j]), _TINY))
-                s_all += lw
-                if j > 0:
-                    s_states += lw
+        s_all, s_states, _ = _log_beta_auxiliaries(alpha, kappa, nj, rng)
         if resample[0]:
             out[0] = rng.gamma(priors[0, 0] + root_tables, 1.0 / (priors[0, 1] - s_all))
         if resample[2]:
