@@ -16,6 +16,7 @@ from numba import njit
 
 from sk_ihmm import _hcrp
 from sk_ihmm._hcrp import free_label, is_free, n_free_labels, pred_prob
+from sk_ihmm._rng import draw_index
 from sk_ihmm.samplers import _pgas
 from sk_ihmm.samplers._seqmoves import _seat, _unseat
 
@@ -56,7 +57,7 @@ def _loop_pred(mat, vec, scal, n):
 def _loop_pgas_draws(w, cum, pi, n, rng):
     acc = 0
     for i in range(n):
-        acc += _pgas._draw_index(w, 3.0, rng.random()) + _pgas._search_row(cum, i % 2, 0.5 * (i % 6))
+        acc += draw_index(w, 3, 3.0 * rng.random()) + _pgas._search_row(cum, i % 2, 0.5 * (i % 6))
         acc += _pgas._scan_row(pi, i % 3, 1, 2, rng.random(), -1)
     return acc
 
@@ -69,7 +70,7 @@ def test_label_and_predictive_kernels_take_no_reference():
     assert _n_incref(_loop_pred) == 0
 
 
-def test_pgas_draw_helpers_take_no_reference():
+def test_draw_helpers_take_no_reference():
     rng = np.random.default_rng(0)
     _loop_pgas_draws(np.ones(3), np.arange(1.0, 7.0).reshape(2, 3), np.full((3, 3), 0.3), 1, rng)
     assert _n_incref(_loop_pgas_draws) == 0
