@@ -73,8 +73,6 @@ class Seating(namedtuple("Seating", ["mat", "vec", "tab", "log", "scal", "conc"]
     tsize = property(lambda self: self.tab[:, SIZE], doc="(P,) customers at a table")
     tnext = property(lambda self: self.tab[:, NEXT], doc="(P,) next table or free slot")
     tover = property(lambda self: self.tab[:, OVER], doc="(P,) 1 for an override table")
-    m_total = property(lambda self: int(self.scal[M_TOTAL]), doc="root customers")
-    n_dishes = property(lambda self: int(self.scal[N_DISHES]), doc="dishes served by the root")
     n_tables = property(lambda self: int(self.scal[N_TABLES]), doc="tables in use")
 
 

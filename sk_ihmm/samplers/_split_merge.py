@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hcrp import (M_TOTAL, N_TABLES, MK, NJ, OCC, N, add_customer, clear_log,
+from .._hcrp import (M_TOTAL, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, n_free_labels, pred_prob, remove_customer, undo)
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
@@ -630,7 +630,7 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     while done < n_trials:
         # <= T customers, hence <= T tables, at any time: the free slots must
         # cover T minus those in use; <= 2 T logged operations
-        in_use = int(state.seating.scal[N_TABLES])
+        in_use = state.seating.n_tables
         state.ensure_capacity(labels=2, tables=T - in_use + 8, log=2 * T + 8)
         done = _sm_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
@@ -678,7 +678,7 @@ def chain_moves(state, problem, widths, rng, early_stop=None):
     ibuf = np.empty(T + 2 + 4 * max_width, np.int64)
     done = 0
     while done < widths.shape[0]:
-        in_use = int(state.seating.scal[N_TABLES])
+        in_use = state.seating.n_tables
         state.ensure_capacity(labels=max_width + 1, tables=T - in_use + 8, log=2 * T + 8)
         done = _chain_trials(
             state.seating, state.stats, state.x, problem.Y, problem.seq_first,
