@@ -14,14 +14,15 @@ dish) pair. Every change goes through :func:`add_customer` /
 the *exact* previous seating (Makino et al. 2011, Section 3). Capacities grow
 by doubling in Python (:func:`grow`); kernels report, never overflow.
 
-The seating is the six arrays of :class:`Seating` (``mat, vec, tab, log,
-scal, conc = s`` in a kernel): ``mat[N | M | HEAD, j, k]`` customers, root
-tables and first table slot of a pair; ``vec[O | NJ | MK | OCC, k]``
-override tables and customers of restaurant ``k``, root customers of dish
-``k``, steps in state ``k``; ``tab[t, SIZE | NEXT | OVER]`` per table slot;
-``log`` the undo log ``(op, j, k, table)``; ``scal[M_TOTAL .. N_TABLES]``
-the totals; ``conc`` ``alpha, gamma, kappa``. Why this layout:
-doc/internals.rst, section "The seating (_hcrp.py)".
+The seating is the six arrays of :class:`Seating`, named for what they hold
+(``pairs, per_label, tables, undo_log, totals, conc = s`` in a kernel):
+``pairs[N | M | HEAD, j, k]`` customers, root tables and first table slot of
+the pair ``(j, k)``; ``per_label[O | NJ | MK | OCC, k]`` override tables and
+customers of restaurant ``k``, root customers of dish ``k``, steps in state
+``k``; ``tables[t, SIZE | NEXT | OVER]`` per table slot; ``undo_log`` rows
+``(op, j, k, table)``; ``totals[M_TOTAL .. N_TABLES]``; ``conc`` ``alpha,
+gamma, kappa``. Why this layout: doc/internals.rst, section "The seating
+(_hcrp.py)".
 """
 
 from collections import namedtuple
@@ -37,12 +38,12 @@ __all__ = ["Seating", "new_seating", "grow", "N", "M", "HEAD", "O", "NJ", "MK", 
            "SIZE", "NEXT", "OVER", "M_TOTAL", "N_DISHES", "FREE_HEAD", "N_FREE_SLOTS",
            "N_LOGGED", "N_TABLES"]
 
-# first index of Seating.mat / Seating.vec, second of Seating.tab
+# first index of Seating.pairs / Seating.per_label, second of Seating.tables
 N, M, HEAD = 0, 1, 2
 O, NJ, MK, OCC = 0, 1, 2, 3
 SIZE, NEXT, OVER = 0, 1, 2
 
-# indices into Seating.scal, the seating's totals
+# indices into Seating.totals
 M_TOTAL = 0         # root customers (non-override tables) over all restaurants
 N_DISHES = 1        # dishes with at least one root customer
 FREE_HEAD = 2       # head of the free list of table slots
@@ -57,87 +58,89 @@ _REM_OLD = 2    # customer left a table that stays
 _REM_LAST = 3   # customer left and the table closed (k column stores override flag)
 
 
-class Seating(namedtuple("Seating", ["mat", "vec", "tab", "log", "scal", "conc"])):
+class Seating(namedtuple("Seating", ["pairs", "per_label", "tables", "undo_log", "totals",
+                                     "conc"])):
     """The HCRP seating: six arrays (see the module docstring) and, for
     Python code, views of its count tables under their usual names."""
 
     __slots__ = ()
 
-    n = property(lambda self: self.mat[N], doc="(C, C) customers of j eating k")
-    m = property(lambda self: self.mat[M], doc="(C, C) root tables of j serving k")
-    head = property(lambda self: self.mat[HEAD], doc="(C, C) first table of (j, k)")
-    o = property(lambda self: self.vec[O], doc="(C,) override tables of j")
-    nj = property(lambda self: self.vec[NJ], doc="(C,) customers of restaurant j")
-    mk = property(lambda self: self.vec[MK], doc="(C,) root customers of dish k")
-    occ = property(lambda self: self.vec[OCC], doc="(C,) time steps in state k")
-    tsize = property(lambda self: self.tab[:, SIZE], doc="(P,) customers at a table")
-    tnext = property(lambda self: self.tab[:, NEXT], doc="(P,) next table or free slot")
-    tover = property(lambda self: self.tab[:, OVER], doc="(P,) 1 for an override table")
-    n_tables = property(lambda self: int(self.scal[N_TABLES]), doc="tables in use")
+    n = property(lambda self: self.pairs[N], doc="(C, C) customers of j eating k")
+    m = property(lambda self: self.pairs[M], doc="(C, C) root tables of j serving k")
+    head = property(lambda self: self.pairs[HEAD], doc="(C, C) first table of (j, k)")
+    o = property(lambda self: self.per_label[O], doc="(C,) override tables of j")
+    nj = property(lambda self: self.per_label[NJ], doc="(C,) customers of restaurant j")
+    mk = property(lambda self: self.per_label[MK], doc="(C,) root customers of dish k")
+    occ = property(lambda self: self.per_label[OCC], doc="(C,) time steps in state k")
+    tsize = property(lambda self: self.tables[:, SIZE], doc="(P,) customers at a table")
+    tnext = property(lambda self: self.tables[:, NEXT], doc="(P,) next table or free slot")
+    tover = property(lambda self: self.tables[:, OVER], doc="(P,) 1 for an override table")
+    n_tables = property(lambda self: int(self.totals[N_TABLES]), doc="tables in use")
 
 
 def new_seating(n_labels, n_tables, n_log, alpha, gamma, kappa):
     """Allocate an empty seating with room for ``n_labels`` labels (incl. 0)."""
     C, P = int(n_labels), int(n_tables)
-    mat = np.zeros((3, C, C), np.int64)
-    mat[HEAD] = -1
-    tab = np.zeros((P, 3), np.int64)
-    nxt = tab[:, NEXT]           # free list 0 -> 1 -> ... -> P-1, built in place
+    pairs = np.zeros((3, C, C), np.int64)
+    pairs[HEAD] = -1
+    tables = np.zeros((P, 3), np.int64)
+    nxt = tables[:, NEXT]           # free list 0 -> 1 -> ... -> P-1, built in place
     nxt[:] = 1
     np.cumsum(nxt, out=nxt)
     nxt[-1] = -1
-    scal = np.zeros(6, dtype=np.int64)
-    scal[FREE_HEAD] = 0
-    scal[N_FREE_SLOTS] = P
+    totals = np.zeros(6, dtype=np.int64)
+    totals[FREE_HEAD] = 0
+    totals[N_FREE_SLOTS] = P
     return Seating(
-        mat=mat,
-        vec=np.zeros((4, C), np.int64),
-        tab=tab,
-        log=np.zeros((max(int(n_log), 8), 4), np.int64),
-        scal=scal,
+        pairs=pairs,
+        per_label=np.zeros((4, C), np.int64),
+        tables=tables,
+        undo_log=np.zeros((max(int(n_log), 8), 4), np.int64),
+        totals=totals,
         conc=np.array([alpha, gamma, kappa], dtype=np.float64),
     )
 
 
 def grow(s, n_labels=None, n_tables=None, n_log=None):
     """Return a copy of ``s`` with at least the given capacities (doubling)."""
-    C = s.mat.shape[1]
-    P = s.tab.shape[0]
-    U = s.log.shape[0]
+    C = s.pairs.shape[1]
+    P = s.tables.shape[0]
+    U = s.undo_log.shape[0]
     newC = C if n_labels is None or n_labels <= C else max(2 * C, int(n_labels))
     newP = P if n_tables is None or n_tables <= P else max(2 * P, int(n_tables))
     newU = U if n_log is None or n_log <= U else max(2 * U, int(n_log))
-    mat = np.zeros((3, newC, newC), np.int64)
-    mat[HEAD] = -1
-    mat[:, :C, :C] = s.mat
-    vec = np.zeros((4, newC), np.int64)
-    vec[:, :C] = s.vec
-    scal = s.scal.copy()
-    tab = np.zeros((newP, 3), np.int64)
-    tab[:P] = s.tab
+    pairs = np.zeros((3, newC, newC), np.int64)
+    pairs[HEAD] = -1
+    pairs[:, :C, :C] = s.pairs
+    per_label = np.zeros((4, newC), np.int64)
+    per_label[:, :C] = s.per_label
+    totals = s.totals.copy()
+    tables = np.zeros((newP, 3), np.int64)
+    tables[:P] = s.tables
     if newP > P:
         # chain the new slots in front of the existing free list
-        tab[P:newP, NEXT] = np.arange(P + 1, newP + 1)
-        tab[newP - 1, NEXT] = scal[FREE_HEAD]
-        scal[FREE_HEAD] = P
-        scal[N_FREE_SLOTS] += newP - P
-    log = np.zeros((newU, 4), np.int64)
-    log[:U] = s.log
-    return Seating(mat=mat, vec=vec, tab=tab, log=log, scal=scal, conc=s.conc.copy())
+        tables[P:newP, NEXT] = np.arange(P + 1, newP + 1)
+        tables[newP - 1, NEXT] = totals[FREE_HEAD]
+        totals[FREE_HEAD] = P
+        totals[N_FREE_SLOTS] += newP - P
+    undo_log = np.zeros((newU, 4), np.int64)
+    undo_log[:U] = s.undo_log
+    return Seating(pairs=pairs, per_label=per_label, tables=tables, undo_log=undo_log,
+                   totals=totals, conc=s.conc.copy())
 
 
 def ensure_capacity(s, need_labels, need_tables, need_log):
     """Grow ``s`` so that ``need_labels`` free labels, ``need_tables`` free
     table slots and ``need_log`` undo-log rows are available."""
-    C = s.mat.shape[1]
-    free_labels = int(n_free_labels(s.vec))
+    C = s.pairs.shape[1]
+    free_labels = int(n_free_labels(s.per_label))
     add_labels = max(0, need_labels - free_labels)
-    add_tables = max(0, need_tables - int(s.scal[N_FREE_SLOTS]))
-    if add_labels or add_tables or need_log > s.log.shape[0]:
+    add_tables = max(0, need_tables - int(s.totals[N_FREE_SLOTS]))
+    if add_labels or add_tables or need_log > s.undo_log.shape[0]:
         s = grow(
             s,
             n_labels=C + add_labels if add_labels else None,
-            n_tables=s.tab.shape[0] + add_tables if add_tables else None,
+            n_tables=s.tables.shape[0] + add_tables if add_tables else None,
             n_log=need_log,
         )
     return s
@@ -158,8 +161,8 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     """Predictive probability that a new customer of restaurant ``j`` eats ``k``.
 
     Makino et al. Eq. (31)-(32) with the sticky term, from the counts it
-    reads: ``n_jk = mat[N, j, k]``, ``n_j = vec[NJ, j]``, ``m_k = vec[MK, k]``
-    and ``m_tot = scal[M_TOTAL]``. A dish with no root customer is treated as
+    reads: ``n_jk = pairs[N, j, k]``, ``n_j = per_label[NJ, j]``, ``m_k = per_label[MK, k]``
+    and ``m_tot = totals[M_TOTAL]``. A dish with no root customer is treated as
     a new dish of the root. Scalar arguments: loops over many ``(j, k)`` pay
     no reference counting.
     """
@@ -200,79 +203,79 @@ def pred_weights(n, m_k, alpha, gamma, kappa):
 
 
 @njit(cache=True, inline="always")
-def get_prob(mat, vec, tab, log, scal, conc, j, k):
+def get_prob(pairs, per_label, tables, undo_log, totals, conc, j, k):
     """:func:`pred_prob` of ``j -> k`` in the seating."""
-    return pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k], scal[M_TOTAL],
+    return pred_prob(pairs[N, j, k], per_label[NJ, j], per_label[MK, k], totals[M_TOTAL],
                      conc[0], conc[1], conc[2], j, k)
 
 
 @njit(cache=True, inline="always")
-def _log_op(log, scal, op, j, k, t):
-    i = scal[N_LOGGED]
-    log[i, 0] = op
-    log[i, 1] = j
-    log[i, 2] = k
-    log[i, 3] = t
-    scal[N_LOGGED] = i + 1
+def _log_op(undo_log, totals, op, j, k, t):
+    i = totals[N_LOGGED]
+    undo_log[i, 0] = op
+    undo_log[i, 1] = j
+    undo_log[i, 2] = k
+    undo_log[i, 3] = t
+    totals[N_LOGGED] = i + 1
 
 
 @njit(cache=True, inline="always")
-def _open_table(mat, vec, tab, scal, j, k, override):
-    t = scal[FREE_HEAD]
-    scal[FREE_HEAD] = tab[t, NEXT]
-    scal[N_FREE_SLOTS] -= 1
-    scal[N_TABLES] += 1
-    tab[t, SIZE] = 1
-    tab[t, OVER] = override
+def _open_table(pairs, per_label, tables, totals, j, k, override):
+    t = totals[FREE_HEAD]
+    totals[FREE_HEAD] = tables[t, NEXT]
+    totals[N_FREE_SLOTS] -= 1
+    totals[N_TABLES] += 1
+    tables[t, SIZE] = 1
+    tables[t, OVER] = override
     # append at the tail: the tables of a pair stay in the order they opened,
     # which is about the order of their sizes (see _pick_table)
-    tab[t, NEXT] = -1
-    last = mat[HEAD, j, k]
+    tables[t, NEXT] = -1
+    last = pairs[HEAD, j, k]
     if last < 0:
-        mat[HEAD, j, k] = t
+        pairs[HEAD, j, k] = t
     else:
-        while tab[last, NEXT] >= 0:
-            last = tab[last, NEXT]
-        tab[last, NEXT] = t
+        while tables[last, NEXT] >= 0:
+            last = tables[last, NEXT]
+        tables[last, NEXT] = t
     if override:
-        vec[O, j] += 1
+        per_label[O, j] += 1
     else:
-        mat[M, j, k] += 1
-        if vec[MK, k] == 0:
-            scal[N_DISHES] += 1
-        vec[MK, k] += 1
-        scal[M_TOTAL] += 1
+        pairs[M, j, k] += 1
+        if per_label[MK, k] == 0:
+            totals[N_DISHES] += 1
+        per_label[MK, k] += 1
+        totals[M_TOTAL] += 1
     return t
 
 
 @njit(cache=True, inline="always")
-def _close_table(mat, vec, tab, scal, j, k, t):
+def _close_table(pairs, per_label, tables, totals, j, k, t):
     prev = -1
-    cur = mat[HEAD, j, k]
+    cur = pairs[HEAD, j, k]
     while cur != t:
         prev = cur
-        cur = tab[cur, NEXT]
+        cur = tables[cur, NEXT]
     if prev < 0:
-        mat[HEAD, j, k] = tab[t, NEXT]
+        pairs[HEAD, j, k] = tables[t, NEXT]
     else:
-        tab[prev, NEXT] = tab[t, NEXT]
-    tab[t, NEXT] = scal[FREE_HEAD]
-    scal[FREE_HEAD] = t
-    scal[N_FREE_SLOTS] += 1
-    scal[N_TABLES] -= 1
-    tab[t, SIZE] = 0
-    if tab[t, OVER]:
-        vec[O, j] -= 1
+        tables[prev, NEXT] = tables[t, NEXT]
+    tables[t, NEXT] = totals[FREE_HEAD]
+    totals[FREE_HEAD] = t
+    totals[N_FREE_SLOTS] += 1
+    totals[N_TABLES] -= 1
+    tables[t, SIZE] = 0
+    if tables[t, OVER]:
+        per_label[O, j] -= 1
     else:
-        mat[M, j, k] -= 1
-        vec[MK, k] -= 1
-        scal[M_TOTAL] -= 1
-        if vec[MK, k] == 0:
-            scal[N_DISHES] -= 1
+        pairs[M, j, k] -= 1
+        per_label[MK, k] -= 1
+        totals[M_TOTAL] -= 1
+        if per_label[MK, k] == 0:
+            totals[N_DISHES] -= 1
 
 
 @njit(cache=True, inline="always")
-def _pick_table(mat, tab, j, k, u):
+def _pick_table(pairs, tables, j, k, u):
     """The table of (j, k) where the cumulative table size first exceeds ``u``
     (``0 <= u < n[j, k]``): a table drawn proportionally to its size. The
     sizes are integers, so comparing them with ``floor(u)`` picks the same
@@ -285,16 +288,16 @@ def _pick_table(mat, tab, j, k, u):
     CRP the earliest tables are the largest: the walk visits close to the
     fewest tables any order would."""
     ui = int(u)
-    t = mat[HEAD, j, k]
-    acc = tab[t, SIZE]
+    t = pairs[HEAD, j, k]
+    acc = tables[t, SIZE]
     while acc <= ui:
-        t = tab[t, NEXT]
-        acc += tab[t, SIZE]
+        t = tables[t, NEXT]
+        acc += tables[t, SIZE]
     return t
 
 
 @njit(cache=True, inline="always")
-def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
+def add_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
     Existing table with probability proportional to its size, a new override
@@ -303,90 +306,90 @@ def add_customer(mat, vec, tab, log, scal, conc, j, k, rng):
     """
     alpha, gamma = conc[0], conc[1]
     w_over = conc[2] if (j == k and j > 0) else 0.0
-    w_root = alpha * root_prob(vec[MK, k], scal[M_TOTAL], gamma)
-    w_old = float(mat[N, j, k])
+    w_root = alpha * root_prob(per_label[MK, k], totals[M_TOTAL], gamma)
+    w_old = float(pairs[N, j, k])
     u = rng.random() * (w_old + w_over + w_root)
-    mat[N, j, k] += 1
-    vec[NJ, j] += 1
+    pairs[N, j, k] += 1
+    per_label[NJ, j] += 1
     if u < w_old:
-        t = _pick_table(mat, tab, j, k, u)
-        tab[t, SIZE] += 1
-        _log_op(log, scal, _ADD_OLD, j, k, t)
+        t = _pick_table(pairs, tables, j, k, u)
+        tables[t, SIZE] += 1
+        _log_op(undo_log, totals, _ADD_OLD, j, k, t)
     else:
-        t = _open_table(mat, vec, tab, scal, j, k, 1 if u < w_old + w_over else 0)
-        _log_op(log, scal, _ADD_NEW, j, k, t)
+        t = _open_table(pairs, per_label, tables, totals, j, k, 1 if u < w_old + w_over else 0)
+        _log_op(undo_log, totals, _ADD_NEW, j, k, t)
 
 
 @njit(cache=True, inline="always")
-def remove_customer(mat, vec, tab, log, scal, conc, j, k, rng):
+def remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""
-    t = _pick_table(mat, tab, j, k, rng.random() * mat[N, j, k])
-    mat[N, j, k] -= 1
-    vec[NJ, j] -= 1
-    if tab[t, SIZE] == 1:
-        over = tab[t, OVER]
-        _close_table(mat, vec, tab, scal, j, k, t)
-        _log_op(log, scal, _REM_LAST, j, k, over)
+    t = _pick_table(pairs, tables, j, k, rng.random() * pairs[N, j, k])
+    pairs[N, j, k] -= 1
+    per_label[NJ, j] -= 1
+    if tables[t, SIZE] == 1:
+        over = tables[t, OVER]
+        _close_table(pairs, per_label, tables, totals, j, k, t)
+        _log_op(undo_log, totals, _REM_LAST, j, k, over)
     else:
-        tab[t, SIZE] -= 1
-        _log_op(log, scal, _REM_OLD, j, k, t)
+        tables[t, SIZE] -= 1
+        _log_op(undo_log, totals, _REM_OLD, j, k, t)
 
 
 @njit(cache=True, inline="always")
-def clear_log(scal):
+def clear_log(totals):
     """Forget the logged operations (the move they make is accepted)."""
-    scal[N_LOGGED] = 0
+    totals[N_LOGGED] = 0
 
 
 @njit(cache=True)
-def undo(mat, vec, tab, log, scal, conc):
+def undo(pairs, per_label, tables, undo_log, totals, conc):
     """Undo every logged operation, newest first, and clear the log."""
-    for i in range(scal[N_LOGGED] - 1, -1, -1):
-        op = log[i, 0]
-        j = log[i, 1]
-        k = log[i, 2]
-        t = log[i, 3]
+    for i in range(totals[N_LOGGED] - 1, -1, -1):
+        op = undo_log[i, 0]
+        j = undo_log[i, 1]
+        k = undo_log[i, 2]
+        t = undo_log[i, 3]
         if op == _ADD_OLD:
-            tab[t, SIZE] -= 1
+            tables[t, SIZE] -= 1
         elif op == _ADD_NEW:
-            _close_table(mat, vec, tab, scal, j, k, t)
+            _close_table(pairs, per_label, tables, totals, j, k, t)
         elif op == _REM_OLD:
-            tab[t, SIZE] += 1
+            tables[t, SIZE] += 1
         else:
-            _open_table(mat, vec, tab, scal, j, k, t)  # t holds the override flag
+            _open_table(pairs, per_label, tables, totals, j, k, t)  # t holds the override flag
         d = 1 if op >= _REM_OLD else -1
-        mat[N, j, k] += d
-        vec[NJ, j] += d
-    scal[N_LOGGED] = 0
+        pairs[N, j, k] += d
+        per_label[NJ, j] += d
+    totals[N_LOGGED] = 0
 
 
 @njit(cache=True, inline="always")
-def is_free(vec, k):
+def is_free(per_label, k):
     """Label ``k`` has no time step, no customer and no root table."""
     # '&', not 'and': no branch (see sk_ihmm._nrt)
-    return (vec[OCC, k] == 0) & (vec[MK, k] == 0) & (vec[NJ, k] == 0)
+    return (per_label[OCC, k] == 0) & (per_label[MK, k] == 0) & (per_label[NJ, k] == 0)
 
 
 @njit(cache=True, inline="always")
-def free_label(vec, start):
+def free_label(per_label, start):
     """Smallest free label >= ``start`` (>= 1), or -1 when none is left."""
     found = -1
-    for k in range(max(start, 1), vec.shape[1]):
-        if is_free(vec, k):
+    for k in range(max(start, 1), per_label.shape[1]):
+        if is_free(per_label, k):
             found = k
             break
-    hold(vec)
+    hold(per_label)
     return found
 
 
 @njit(cache=True, inline="always")
-def n_free_labels(vec):
+def n_free_labels(per_label):
     c = 0
-    for k in range(1, vec.shape[1]):
-        if is_free(vec, k):
+    for k in range(1, per_label.shape[1]):
+        if is_free(per_label, k):
             c += 1
-    hold(vec)
+    hold(per_label)
     return c
 
 
@@ -394,27 +397,27 @@ def n_free_labels(vec):
 def log_seating_prob(s):
     """log p(s): product of the CRP seating probabilities (Makino Eq. 18-20,
     with override tables weighted by kappa)."""
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    C = mat.shape[1]
+    C = pairs.shape[1]
     lp = 0.0
     la = math.log(alpha)
     lk = math.log(kappa) if kappa > 0 else 0.0
     for j in range(C):
-        if vec[NJ, j] == 0:
+        if per_label[NJ, j] == 0:
             continue
         c = alpha + (kappa if j > 0 else 0.0)
-        lp += math.lgamma(c) - math.lgamma(c + vec[NJ, j])
+        lp += math.lgamma(c) - math.lgamma(c + per_label[NJ, j])
         for k in range(C):
-            t = mat[HEAD, j, k]
+            t = pairs[HEAD, j, k]
             while t >= 0:
-                lp += math.lgamma(tab[t, SIZE]) + (lk if tab[t, OVER] else la)
-                t = tab[t, NEXT]
-    lp += (math.lgamma(gamma) - math.lgamma(gamma + scal[M_TOTAL])
-           + scal[N_DISHES] * math.log(gamma))
+                lp += math.lgamma(tables[t, SIZE]) + (lk if tables[t, OVER] else la)
+                t = tables[t, NEXT]
+    lp += (math.lgamma(gamma) - math.lgamma(gamma + totals[M_TOTAL])
+           + totals[N_DISHES] * math.log(gamma))
     for k in range(C):
-        if vec[MK, k] > 0:
-            lp += math.lgamma(vec[MK, k])
+        if per_label[MK, k] > 0:
+            lp += math.lgamma(per_label[MK, k])
     return lp
 
 
@@ -550,8 +553,8 @@ def check_invariants(s, x=None, seq_first=None):
     the free list, the root counts and, given the labelled sequence, that the
     customers are exactly its transitions.
     """
-    C = s.mat.shape[1]
-    P = s.tab.shape[0]
+    C = s.pairs.shape[1]
+    P = s.tables.shape[0]
     seen = np.zeros(P, bool)
     n = np.zeros((C, C), np.int64)
     m = np.zeros((C, C), np.int64)
@@ -575,17 +578,17 @@ def check_invariants(s, x=None, seq_first=None):
     assert np.array_equal(o, s.o), "override counts disagree with tables"
     assert np.array_equal(s.nj, s.n.sum(axis=1)), "restaurant totals wrong"
     assert np.array_equal(s.mk, s.m.sum(axis=0)), "root customers wrong"
-    assert s.scal[M_TOTAL] == s.mk.sum(), "total root customers wrong"
-    assert s.scal[N_DISHES] == np.count_nonzero(s.mk), "number of dishes wrong"
-    assert s.scal[N_TABLES] == seen.sum(), "table count wrong"
+    assert s.totals[M_TOTAL] == s.mk.sum(), "total root customers wrong"
+    assert s.totals[N_DISHES] == np.count_nonzero(s.mk), "number of dishes wrong"
+    assert s.totals[N_TABLES] == seen.sum(), "table count wrong"
     free = 0
-    t = s.scal[FREE_HEAD]
+    t = s.totals[FREE_HEAD]
     while t >= 0:
         assert not seen[t], "free slot also in use"
         seen[t] = True
         free += 1
         t = s.tnext[t]
-    assert free == s.scal[N_FREE_SLOTS] and seen.all(), "free list broken"
+    assert free == s.totals[N_FREE_SLOTS] and seen.all(), "free list broken"
     assert s.n[:, 0].sum() == 0, "label 0 used as a dish"
     if x is not None:
         prev = np.where(seq_first, 0, np.roll(x, 1))

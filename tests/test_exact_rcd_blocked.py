@@ -234,11 +234,11 @@ def test_reseat_seq_samples_the_table_counts_given_the_labels(x, kappa, conc_fac
     # categorical statistics of one symbol, unused here
     seat_sequences(s, np.zeros((C, 2)), x, np.zeros((len(x), 1)), first,
                          Categorical.tag, rng)
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     n_draws, thin = 40000, 4
     counts = {}
     for it in range(n_draws * thin):
-        reseat_seq(mat, vec, tab, log, scal, conc, x, 0, -1, rng)
+        reseat_seq(pairs, per_label, tables, undo_log, totals, conc, x, 0, -1, rng)
         if it % thin == 0:
             key = tuple(s.m[:3, :3].ravel()) + tuple(s.o[:3])
             counts[key] = counts.get(key, 0) + 1

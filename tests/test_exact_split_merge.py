@@ -142,7 +142,7 @@ def _canonical(state):
             if sizes:
                 tables[(j, k)] = sorted(sizes)
     return (state.x.tolist(), s.n.tolist(), s.m.tolist(), s.o.tolist(), s.occ.tolist(),
-            int(s.scal[_hcrp.M_TOTAL]), int(s.scal[_hcrp.N_DISHES]), tables)
+            int(s.totals[_hcrp.M_TOTAL]), int(s.totals[_hcrp.N_DISHES]), tables)
 
 
 def _moments(prob, state):

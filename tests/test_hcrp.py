@@ -12,7 +12,7 @@ from sk_ihmm.emissions import Gaussian
 
 
 def _snapshot(s):
-    return [a.copy() for a in (s.n, s.m, s.o, s.nj, s.mk, s.scal[:2], s.scal[5:])] + [
+    return [a.copy() for a in (s.n, s.m, s.o, s.nj, s.mk, s.totals[:2], s.totals[5:])] + [
         sorted(_tables(s))]
 
 
@@ -58,14 +58,14 @@ def test_growth_keeps_state():
     s = _hcrp.new_seating(4, 8, 8, 1.0, 1.0, 0.0)
     for _ in range(5):
         _hcrp.add_customer(*s, 0, 1, rng)
-        _hcrp.clear_log(s.scal)
+        _hcrp.clear_log(s.totals)
     g = _hcrp.grow(s, n_labels=9, n_tables=20, n_log=30)
     assert g.n.shape == (9, 9) or g.n.shape[0] >= 9
-    assert g.tsize.shape[0] >= 20 and g.log.shape[0] >= 30
+    assert g.tsize.shape[0] >= 20 and g.undo_log.shape[0] >= 30
     assert _tables(g) == _tables(s)
     for _ in range(30):
         _hcrp.add_customer(*g, 2, 3, rng)
-        _hcrp.clear_log(g.scal)
+        _hcrp.clear_log(g.totals)
     _hcrp.check_invariants(g)
 
 
@@ -92,15 +92,15 @@ def test_log_seating_prob_matches_sequential_probabilities():
             j, k = int(rng.integers(0, 4)), int(rng.integers(1, 5))
             c = alpha + (kappa if j > 0 else 0.0)
             denom = s.nj[j] + c
-            m_tot, mk = s.scal[0], s.mk[k]
+            m_tot, mk = s.totals[0], s.mk[k]
             # the predictive of the customer is the sum over where it may sit
             p0 = (mk if mk > 0 else gamma) / (m_tot + gamma)
             sticky = kappa if j == k else 0.0
             expect = (s.n[j, k] + alpha * p0 + sticky) / denom
             assert np.isclose(_hcrp.get_prob(*s, j, k), expect, rtol=1e-12)
             _hcrp.add_customer(*s, j, k, rng)
-            op, t = s.log[0, 0], s.log[0, 3]
-            _hcrp.clear_log(s.scal)
+            op, t = s.undo_log[0, 0], s.undo_log[0, 3]
+            _hcrp.clear_log(s.totals)
             if op == 0:  # joined a table that now has tsize[t] customers
                 total += np.log((s.tsize[t] - 1) / denom)
             elif s.tover[t]:
@@ -185,13 +185,13 @@ def test_block_factors_are_the_product_of_the_predictives(kernel, kappa):
     s = _hcrp.new_seating(8, 2048, 4096, 1.3, 0.7, kappa)
     if kernel == "unseat":
         _seat(*s, xb, prev, nxt, np.random.default_rng(0))
-        _hcrp.clear_log(s.scal)
+        _hcrp.clear_log(s.totals)
     ref = _hcrp.Seating(*[a.copy() for a in s])
     log_r = (_seat if kernel == "seat" else _unseat)(*s, xb, prev, nxt, np.random.default_rng(9))
 
     # the same moves one customer at a time (same draws), each predictive logged
     rng = np.random.default_rng(9)
-    mat, vec, tab, log, scal, conc = ref
+    pairs, per_label, tables, undo_log, totals, conc = ref
     moves = [(prev if l == 0 else xb[l - 1], xb[l]) for l in range(L)] + [(xb[-1], nxt)]
     if kernel == "unseat":
         moves = moves[::-1]
@@ -205,7 +205,7 @@ def test_block_factors_are_the_product_of_the_predictives(kernel, kappa):
             acc += np.log(_hcrp.get_prob(*ref, j, k))
     assert acc < -300              # the products left the range of a double
     assert log_r == pytest.approx(acc, rel=1e-12)
-    # the same seating (the kernels also count the time steps, vec[OCC])
-    np.testing.assert_array_equal(s.mat, ref.mat)
-    np.testing.assert_array_equal(s.tab, ref.tab)
-    np.testing.assert_array_equal(s.vec[:_hcrp.OCC], ref.vec[:_hcrp.OCC])
+    # the same seating (the kernels also count the time steps, per_label[OCC])
+    np.testing.assert_array_equal(s.pairs, ref.pairs)
+    np.testing.assert_array_equal(s.tables, ref.tables)
+    np.testing.assert_array_equal(s.per_label[:_hcrp.OCC], ref.per_label[:_hcrp.OCC])

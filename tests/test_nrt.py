@@ -36,20 +36,21 @@ def _fresh(dispatcher):
 
 
 @njit
-def _loop_labels(vec, n):
+def _loop_labels(per_label, n):
     acc = 0
     for i in range(n):
-        acc += free_label(vec, 1 + i % 3) + is_free(vec, i % 4) + n_free_labels(vec)
+        acc += (free_label(per_label, 1 + i % 3) + is_free(per_label, i % 4)
+                + n_free_labels(per_label))
     return acc
 
 
 @njit
-def _loop_pred(mat, vec, scal, n):
+def _loop_pred(pairs, per_label, totals, n):
     acc = 0.0
     for i in range(n):
         j, k = i % 3, 1 + i % 2
-        acc += pred_prob(mat[_hcrp.N, j, k], vec[_hcrp.NJ, j], vec[_hcrp.MK, k],
-                         scal[_hcrp.M_TOTAL], 1.0, 1.0, 0.5, j, k)
+        acc += pred_prob(pairs[_hcrp.N, j, k], per_label[_hcrp.NJ, j], per_label[_hcrp.MK, k],
+                         totals[_hcrp.M_TOTAL], 1.0, 1.0, 0.5, j, k)
     return acc
 
 
@@ -64,8 +65,8 @@ def _loop_pgas_draws(w, cum, pi, n, rng):
 
 def test_label_and_predictive_kernels_take_no_reference():
     s = _hcrp.new_seating(8, 16, 8, 1.0, 1.0, 0.5)
-    _loop_labels(s.vec, 1)
-    _loop_pred(s.mat, s.vec, s.scal, 1)
+    _loop_labels(s.per_label, 1)
+    _loop_pred(s.pairs, s.per_label, s.totals, 1)
     assert _n_incref(_loop_labels) == 0
     assert _n_incref(_loop_pred) == 0
 
@@ -84,11 +85,11 @@ def test_block_customer_moves_are_compiled_without_reference_counting(kernel):
     s = _hcrp.new_seating(8, 32, 64, 1.0, 1.0, 0.5)
     rng = np.random.default_rng(0)
     xb = np.array([1, 1, 2, 2, 1], dtype=np.int64)
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     if kernel.py_func is _unseat.py_func:
-        _seat(mat, vec, tab, log, scal, conc, xb, 0, -1, rng)
-        _hcrp.clear_log(scal)
-    log_r = kernel(mat, vec, tab, log, scal, conc, xb, 0, -1, rng)
+        _seat(pairs, per_label, tables, undo_log, totals, conc, xb, 0, -1, rng)
+        _hcrp.clear_log(totals)
+    log_r = kernel(pairs, per_label, tables, undo_log, totals, conc, xb, 0, -1, rng)
     assert np.isfinite(log_r) and log_r < 0
     assert _n_incref(kernel) == 0
 

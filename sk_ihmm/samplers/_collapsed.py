@@ -77,12 +77,12 @@ class CollapsedState:
 def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
     """Seat the customers and add the emissions of a complete labelled sequence
     (a new seating, no undo)."""
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     for t in range(x.shape[0]):
         j = 0 if seq_first[t] else x[t - 1]
-        add_customer(mat, vec, tab, log, scal, conc, j, x[t], rng)
-        clear_log(scal)
-        vec[OCC, x[t]] += 1
+        add_customer(pairs, per_label, tables, undo_log, totals, conc, j, x[t], rng)
+        clear_log(totals)
+        per_label[OCC, x[t]] += 1
     add_labelled(fam, stats, x, Y)
 
 
@@ -119,13 +119,13 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
     ``log_joint``."""
     rng = as_generator(rng)
     resample_hyperparameters(fam, stats, hyp, rng)
-    vec, scal, conc = s.vec, s.scal, s.conc
+    per_label, totals, conc = s.per_label, s.totals, s.conc
     if resample[0] or resample[1] or resample[2]:
         overrides = np.int64(0)   # not 0: a literal compiles a second specialisation
-        for j in range(vec.shape[1]):
-            overrides += vec[O, j]
-        resample_concentrations(conc[0], conc[1], conc[2], vec[NJ], scal[M_TOTAL],
-                                overrides, scal[N_DISHES], priors, resample, rng, conc)
+        for j in range(per_label.shape[1]):
+            overrides += per_label[O, j]
+        resample_concentrations(conc[0], conc[1], conc[2], per_label[NJ], totals[M_TOTAL],
+                                overrides, totals[N_DISHES], priors, resample, rng, conc)
     return _log_joint(s, stats, fam, hyp)
 
 

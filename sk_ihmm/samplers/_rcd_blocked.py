@@ -214,29 +214,29 @@ def _room(L):
 
 
 @njit(cache=True, inline="always")
-def _candidates(vec, scal, cand, index):
+def _candidates(per_label, totals, cand, index):
     """The labels in use outside the lifted block into ``cand[:K]`` (``index``
     maps each to its column) and a free label for 'new' into ``cand[K]``;
     returns ``K``. A label is in use iff a root table serves it; a candidate
     is one in use outside the block."""
     K = 0
     seen = 0
-    n_used = scal[N_DISHES]
-    for k in range(1, vec.shape[1]):
+    n_used = totals[N_DISHES]
+    for k in range(1, per_label.shape[1]):
         if seen == n_used:
             break
-        if vec[MK, k] > 0:
+        if per_label[MK, k] > 0:
             seen += 1
-            if vec[OCC, k] > 0:
+            if per_label[OCC, k] > 0:
                 cand[K] = k
                 index[k] = K
                 K += 1
-    cand[K] = free_label(vec, 1)  # 'new'
+    cand[K] = free_label(per_label, 1)  # 'new'
     return K
 
 
 @njit(cache=True, inline="always")
-def _candidate_weights(mat, vec, cand, index, K, prev, nxt, alpha, gamma, kappa,
+def _candidate_weights(pairs, per_label, cand, index, K, prev, nxt, alpha, gamma, kappa,
                        root_w, init, trans, final):
     """Linear weights of the candidate HMM from the lifted counts: ``init``
     (from ``prev``), ``trans`` and ``final`` (into ``nxt``; ones at a
@@ -249,10 +249,10 @@ def _candidate_weights(mat, vec, cand, index, K, prev, nxt, alpha, gamma, kappa,
     theta = alpha / K1
     for d in range(K):
         cd = cand[d]
-        n0 = mat[N, 0, cd]
+        n0 = pairs[N, 0, cd]
         r = 1.0 + theta * math.log(n0) if n0 > 0 else 0.0
         for c in range(K):
-            n0 = mat[N, cand[c], cd]
+            n0 = pairs[N, cand[c], cd]
             if n0 > 0:
                 r += 1.0 + theta * math.log(n0)
         root_w[d] = max(r, 1.0)
@@ -263,14 +263,14 @@ def _candidate_weights(mat, vec, cand, index, K, prev, nxt, alpha, gamma, kappa,
         root_w[d] *= scale
     jp = index[prev] if prev > 0 else -1
     kp = kappa if prev > 0 else 0.0
-    inv0 = 1.0 / (vec[NJ, prev] + alpha + kp)
+    inv0 = 1.0 / (per_label[NJ, prev] + alpha + kp)
     kf = index[nxt] if nxt > 0 else -1
     for c in range(K1):
         k = cand[c]
-        init[c] = (mat[N, prev, k] + root_w[c] + (kp if c == jp else 0.0)) * inv0
-        inv = 1.0 / (vec[NJ, k] + alpha + kappa)
+        init[c] = (pairs[N, prev, k] + root_w[c] + (kp if c == jp else 0.0)) * inv0
+        inv = 1.0 / (per_label[NJ, k] + alpha + kappa)
         for d in range(K1):
-            trans[c, d] = (mat[N, k, cand[d]] + root_w[d]) * inv
+            trans[c, d] = (pairs[N, k, cand[d]] + root_w[d]) * inv
         trans[c, c] += kappa * inv
         final[c] = 1.0 if nxt <= 0 else trans[c, kf]
 
@@ -297,7 +297,7 @@ def _current_path(xo, index, K, po, fresh):
 
 
 @njit(cache=True, inline="always")
-def _label_proposal(pn, cand, K, fresh, n_old, vec, qlab, qcnt, gamma, rng, xn):
+def _label_proposal(pn, cand, K, fresh, n_old, per_label, qlab, qcnt, gamma, rng, xn):
     """Labels ``xn`` of the proposal path ``pn``: a candidate column keeps its
     label, the 'new' steps are seated in the auxiliary CRP Q*, whose i-th
     table gets the i-th label of ``fresh``, then free labels. Returns ``(log
@@ -317,7 +317,7 @@ def _label_proposal(pn, cand, K, fresh, n_old, vec, qlab, qcnt, gamma, rng, xn):
         elif t < n_old:
             label = fresh[t]
         else:
-            label = free_label(vec, next_free)
+            label = free_label(per_label, next_free)
             next_free = label + 1
             n_fresh += 1
         nq = _crp_seat(qlab, qcnt, nq, t, label)
@@ -369,8 +369,8 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     kernel cannot take the Python objects that group them.
     """
     rng = as_generator(rng)
-    mat, vec, tab, log, scal, conc = s
-    C = mat.shape[1]
+    pairs, per_label, tables, undo_log, totals, conc = s
+    C = pairs.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     (init_buf, final_buf, root_buf, trans_buf, emit_buf, lin_buf, lw_scratch, work, x_old,
      x_new, p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam, fresh) = _carve(
@@ -392,11 +392,11 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         L = e - b
         need, need_tables = _room(L)
         if free_lb < need:
-            free_lb = n_free_labels(vec)
-        if scal[N_FREE_SLOTS] < need_tables or log.shape[0] < need_tables or free_lb < need:
+            free_lb = n_free_labels(per_label)
+        if totals[N_FREE_SLOTS] < need_tables or undo_log.shape[0] < need_tables or free_lb < need:
             return i, n_acc, n_vis, width, n_blocks
         # the candidates are at most the labels in use, plus 'new'
-        n_served = scal[N_DISHES]
+        n_served = totals[N_DISHES]
         if n_served + 1 > width:
             return i, n_acc, n_vis, n_served + 1, n_blocks
         prev = 0 if seq_first[b] else x[b - 1]
@@ -409,11 +409,11 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             xo[l] = x[b + l]
 
         # ---- 1. lift the block: counts and statistics of the steps outside it ----
-        lift_seq(mat, vec, xo, prev, nxt, -1)
+        lift_seq(pairs, per_label, xo, prev, nxt, -1)
         move_stats(fam, stats, Y, b, xo, -1.0, iwork)
 
         # ---- 2. candidate HMM from the labels outside the block ----
-        K = _candidates(vec, scal, cand, index)
+        K = _candidates(per_label, totals, cand, index)
         K1 = K + 1
         init = init_buf[:K1]
         final = final_buf[:K1]
@@ -422,7 +422,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         log_emit = emit_buf[:K1 * L].reshape((K1, L))
         weights = lin_buf[:K1 * L].reshape((K1, L))
         emit = weights.T
-        _candidate_weights(mat, vec, cand, index, K, prev, nxt, alpha, gamma, kappa,
+        _candidate_weights(pairs, per_label, cand, index, K, prev, nxt, alpha, gamma, kappa,
                            root_buf[:K1], init, trans, final)
         # the label standing for 'new' is free: its statistics are all zero
         # (weights, filled just after, is the call's scratch)
@@ -432,7 +432,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         n_old = _current_path(xo, index, K, po, fresh)
         for c in range(K):
             index[cand[c]] = -1
-        lift_seq(mat, vec, xo, prev, nxt, 1)
+        lift_seq(pairs, per_label, xo, prev, nxt, 1)
         move_stats(fam, stats, Y, b, xo, 1.0, iwork)
 
         # ---- 3. proposal path, then labels for 'new' through Q* ----
@@ -441,7 +441,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         else:
             n_vis += beam_sample_linear(init, trans, emit, final, po, rng, pn,
                                         work, iwork_beam)
-        log_q_new, n_fresh = _label_proposal(pn, cand, K, fresh, n_old, vec, qlab, qcnt,
+        log_q_new, n_fresh = _label_proposal(pn, cand, K, fresh, n_old, per_label, qlab, qcnt,
                                              gamma, rng, xn)
         l1 = 0
         while l1 < L and xn[l1] == xo[l1]:
@@ -464,10 +464,10 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
         xnd = xn[l1:l2 + 1]
         prevd = prev if l1 == 0 else xo[l1 - 1]
         nxtd = nxt if l2 == L - 1 else xo[l2 + 1]
-        clear_log(scal)
-        log_r_old = remove_seq(mat, vec, tab, log, scal, conc,
+        clear_log(totals)
+        log_r_old = remove_seq(pairs, per_label, tables, undo_log, totals, conc,
                                stats, xod, Y, bd, prevd, nxtd, fam, hyp, rng, iwork)
-        log_r_new = add_seq(mat, vec, tab, log, scal, conc,
+        log_r_new = add_seq(pairs, per_label, tables, undo_log, totals, conc,
                             stats, xnd, Y, bd, prevd, nxtd, fam, hyp, rng, iwork)
         log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
         # the uniform is drawn whatever the ratio, so the number of draws does not
@@ -479,18 +479,18 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
                 x[b + l] = xn[l]
             n_acc += 1
             free_lb -= n_fresh
-            clear_log(scal)
+            clear_log(totals)
         else:
-            undo(mat, vec, tab, log, scal, conc)
-            move_emissions(vec, stats, Y, bd, xnd, xod, fam, iwork)
-    _reseat_blocks(mat, vec, tab, log, scal, conc, x, seq_first, seq_last, bstart, bend,
-                   n_blocks, reseat, rng)
+            undo(pairs, per_label, tables, undo_log, totals, conc)
+            move_emissions(per_label, stats, Y, bd, xnd, xod, fam, iwork)
+    _reseat_blocks(pairs, per_label, tables, undo_log, totals, conc, x, seq_first, seq_last,
+                   bstart, bend, n_blocks, reseat, rng)
     return n_blocks, n_acc, n_vis, width, n_blocks
 
 
 @njit(cache=True)
-def _reseat_blocks(mat, vec, tab, log, scal, conc, x, seq_first, seq_last, bstart, bend,
-                   n_blocks, prob, rng):
+def _reseat_blocks(pairs, per_label, tables, undo_log, totals, conc, x, seq_first, seq_last,
+                   bstart, bend, n_blocks, prob, rng):
     """Gibbs update of the tables (:func:`~sk_ihmm.samplers._seqmoves.reseat_seq`)
     of the customers of each block ``bstart[i] .. bend[i] - 1`` with
     probability ``prob``."""
@@ -501,7 +501,7 @@ def _reseat_blocks(mat, vec, tab, log, scal, conc, x, seq_first, seq_last, bstar
         e = bend[i]
         prev = 0 if seq_first[b] else x[b - 1]
         nxt = -1 if seq_last[e - 1] else x[e]
-        reseat_seq(mat, vec, tab, log, scal, conc, x[b:e], prev, nxt, rng)
+        reseat_seq(pairs, per_label, tables, undo_log, totals, conc, x[b:e], prev, nxt, rng)
 
 
 def init(problem, x0, rng):
@@ -545,7 +545,7 @@ def _sweep(state, problem, rng, use_beam):
     handle = generator_handle(rng)      # for both calls; rng is held meanwhile
     pos, n_blocks, n_acc, n_vis = 0, -1, 0, 0
     while True:
-        C = state.seating.mat.shape[1]
+        C = state.seating.pairs.shape[1]
         width = keep["width"] = min(C, keep["width"])
         shape, fbuf, ibuf = keep["buffers"]
         if shape != (l_max, C, width):

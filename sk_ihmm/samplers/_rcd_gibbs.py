@@ -48,45 +48,45 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
     the position in ``order`` to resume from after growing the state.
     """
     rng = as_generator(rng)
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     n_acc = 0
-    C = mat.shape[1]
+    C = pairs.shape[1]
     for i in range(start, order.shape[0]):
-        if scal[N_FREE_SLOTS] < ROOM_TABLES:
+        if totals[N_FREE_SLOTS] < ROOM_TABLES:
             return i, n_acc
-        fresh = free_label(vec, 1)
+        fresh = free_label(per_label, 1)
         if fresh < 0:
             return i, n_acc
         t = order[i]
         old = x[t]
         p = 0 if seq_first[t] else x[t - 1]
         q = -1 if seq_last[t] else x[t + 1]
-        clear_log(scal)
+        clear_log(totals)
         # ---- remove (Algorithm 5, reverse order of addition) ----
         log_r_old = 0.0
         if q > 0:
-            remove_customer(mat, vec, tab, log, scal, conc, old, q, rng)
-            log_r_old += math.log(pred_prob(mat[N, old, q], vec[NJ, old], vec[MK, q], scal[M_TOTAL],
-                                            alpha, gamma, kappa, old, q))
+            remove_customer(pairs, per_label, tables, undo_log, totals, conc, old, q, rng)
+            log_r_old += math.log(pred_prob(pairs[N, old, q], per_label[NJ, old], per_label[MK, q],
+                                            totals[M_TOTAL], alpha, gamma, kappa, old, q))
         update(fam, stats, old, Y, t, -1.0)
-        vec[OCC, old] -= 1
+        per_label[OCC, old] -= 1
         log_r_old += log_pred(fam, stats, old, hyp, Y, t)
-        remove_customer(mat, vec, tab, log, scal, conc, p, old, rng)
-        log_r_old += math.log(pred_prob(mat[N, p, old], vec[NJ, p], vec[MK, old], scal[M_TOTAL],
-                                        alpha, gamma, kappa, p, old))
-        if is_free(vec, old):
+        remove_customer(pairs, per_label, tables, undo_log, totals, conc, p, old, rng)
+        log_r_old += math.log(pred_prob(pairs[N, p, old], per_label[NJ, p], per_label[MK, old],
+                                        totals[M_TOTAL], alpha, gamma, kappa, p, old))
+        if is_free(per_label, old):
             fresh = old
         # ---- proposal, Eq. (33): w_k = p(k|s_p) p(q|s_k) f_k(y_t) ----
         nc = np.int64(0)   # not 0: a literal would compile log_pred_block twice
-        m_tot = scal[M_TOTAL]
+        m_tot = totals[M_TOTAL]
         for k in range(1, C):
-            if vec[MK, k] > 0 or k == q or k == fresh:
+            if per_label[MK, k] > 0 or k == q or k == fresh:
                 cand[nc] = k
-                tr = pred_prob(mat[N, p, k], vec[NJ, p], vec[MK, k], m_tot,
+                tr = pred_prob(pairs[N, p, k], per_label[NJ, p], per_label[MK, k], m_tot,
                                alpha, gamma, kappa, p, k)
                 if q > 0:
-                    tr *= pred_prob(mat[N, k, q], vec[NJ, k], vec[MK, q], m_tot,
+                    tr *= pred_prob(pairs[N, k, q], per_label[NJ, k], per_label[MK, q], m_tot,
                                     alpha, gamma, kappa, k, q)
                 trans[nc] = tr
                 nc += 1
@@ -107,16 +107,16 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
             if cand[c] == old:
                 w_old = trans[c]
         # ---- add back with the proposed state ----
-        log_r_new = math.log(pred_prob(mat[N, p, new], vec[NJ, p], vec[MK, new], scal[M_TOTAL],
-                                       alpha, gamma, kappa, p, new))
-        add_customer(mat, vec, tab, log, scal, conc, p, new, rng)
+        log_r_new = math.log(pred_prob(pairs[N, p, new], per_label[NJ, p], per_label[MK, new],
+                                       totals[M_TOTAL], alpha, gamma, kappa, p, new))
+        add_customer(pairs, per_label, tables, undo_log, totals, conc, p, new, rng)
         log_r_new += log_pred(fam, stats, new, hyp, Y, t)
         update(fam, stats, new, Y, t, 1.0)
-        vec[OCC, new] += 1
+        per_label[OCC, new] += 1
         if q > 0:
-            log_r_new += math.log(pred_prob(mat[N, new, q], vec[NJ, new], vec[MK, q], scal[M_TOTAL],
-                                            alpha, gamma, kappa, new, q))
-            add_customer(mat, vec, tab, log, scal, conc, new, q, rng)
+            log_r_new += math.log(pred_prob(pairs[N, new, q], per_label[NJ, new], per_label[MK, q],
+                                            totals[M_TOTAL], alpha, gamma, kappa, new, q))
+            add_customer(pairs, per_label, tables, undo_log, totals, conc, new, q, rng)
         log_ratio = log_r_new - log_r_old + math.log(w_old) - math.log(w_new)
         # the uniform is drawn whatever the ratio, so the number of draws does not
         # depend on the rounding of a ratio that is 0 in exact arithmetic (the
@@ -125,13 +125,13 @@ def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
         if log_ratio >= 0.0 or u < math.exp(log_ratio):
             x[t] = new
             n_acc += 1
-            clear_log(scal)
+            clear_log(totals)
         else:
-            undo(mat, vec, tab, log, scal, conc)
+            undo(pairs, per_label, tables, undo_log, totals, conc)
             update(fam, stats, new, Y, t, -1.0)
-            vec[OCC, new] -= 1
+            per_label[OCC, new] -= 1
             update(fam, stats, old, Y, t, 1.0)
-            vec[OCC, old] += 1
+            per_label[OCC, old] += 1
     return order.shape[0], n_acc
 
 
@@ -147,7 +147,7 @@ def step(state, problem, rng):
     pos, n_acc = 0, 0
     while pos < T:
         state.ensure_capacity(labels=2, tables=ROOM_TABLES, log=ROOM_TABLES)
-        C = state.seating.mat.shape[1]
+        C = state.seating.pairs.shape[1]
         cand = np.empty(C + 1, np.int64)
         logw = np.empty((1, C + 1))
         trans = np.empty(C + 1)

@@ -55,9 +55,9 @@ def _times(pn, pd, log_r, parts):
 
 
 @nrt_free
-def _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
+def _unseat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng):
     """Customer part of :func:`remove_seq`: remove the block's customers in
-    reverse time order (and its time steps from ``vec[OCC]``); return the log
+    reverse time order (and its time steps from ``per_label[OCC]``); return the log
     product of their predictives, each right after its removal."""
     L = xb.shape[0]
     last = xb[L - 1]
@@ -66,24 +66,25 @@ def _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
     pd = 1.0
     log_r = 0.0
     if nxt > 0:
-        remove_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
+        remove_customer(pairs, per_label, tables, undo_log, totals, conc, last, nxt, rng)
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[M_TOTAL],
+            pairs[N, last, nxt], per_label[NJ, last], per_label[MK, nxt], totals[M_TOTAL],
             alpha, gamma, kappa, last, nxt))
     for l in range(L - 1, -1, -1):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
-        vec[OCC, k] -= 1
-        remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
+        per_label[OCC, k] -= 1
+        remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[M_TOTAL], alpha, gamma, kappa, j, k))
+            pairs[N, j, k], per_label[NJ, j], per_label[MK, k], totals[M_TOTAL],
+            alpha, gamma, kappa, j, k))
     return log_r + (math.log(pn) - math.log(pd))
 
 
 @nrt_free
-def _seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
+def _seat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng):
     """Customer part of :func:`add_seq`: seat the block's customers in time
-    order (and its time steps in ``vec[OCC]``); return the log product of
+    order (and its time steps in ``per_label[OCC]``); return the log product of
     their predictives, each right before its addition."""
     L = xb.shape[0]
     last = xb[L - 1]
@@ -95,20 +96,21 @@ def _seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
         k = xb[l]
         j = prev if l == 0 else xb[l - 1]
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, j, k], vec[NJ, j], vec[MK, k], scal[M_TOTAL], alpha, gamma, kappa, j, k))
-        add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        vec[OCC, k] += 1
+            pairs[N, j, k], per_label[NJ, j], per_label[MK, k], totals[M_TOTAL],
+            alpha, gamma, kappa, j, k))
+        add_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
+        per_label[OCC, k] += 1
     if nxt > 0:
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            mat[N, last, nxt], vec[NJ, last], vec[MK, nxt], scal[M_TOTAL],
+            pairs[N, last, nxt], per_label[NJ, last], per_label[MK, nxt], totals[M_TOTAL],
             alpha, gamma, kappa, last, nxt))
-        add_customer(mat, vec, tab, log, scal, conc, last, nxt, rng)
+        add_customer(pairs, per_label, tables, undo_log, totals, conc, last, nxt, rng)
     return log_r + (math.log(pn) - math.log(pd))
 
 
 @njit(cache=True, inline="always")
-def lift_seq(mat, vec, xb, prev, nxt, d):
-    """Add ``d`` to the transition counts (``mat[N]``, ``vec[NJ]``) of the
+def lift_seq(pairs, per_label, xb, prev, nxt, d):
+    """Add ``d`` to the transition counts (``pairs[N]``, ``per_label[NJ]``) of the
     customers of the block ``xb`` (between ``prev`` and ``nxt``, as in
     :func:`remove_seq`) and to the occupancies of its labels:
     with ``d = -1`` the counts of the steps outside the block, which the
@@ -116,17 +118,17 @@ def lift_seq(mat, vec, xb, prev, nxt, d):
     j = prev
     for l in range(xb.shape[0]):
         k = xb[l]
-        mat[N, j, k] += d
-        vec[NJ, j] += d
-        vec[OCC, k] += d
+        pairs[N, j, k] += d
+        per_label[NJ, j] += d
+        per_label[OCC, k] += d
         j = k
     if nxt > 0:
-        mat[N, j, nxt] += d
-        vec[NJ, j] += d
+        pairs[N, j, nxt] += d
+        per_label[NJ, j] += d
 
 
 @nrt_free
-def reseat_seq(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
+def reseat_seq(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng):
     """Gibbs update of the tables of a block's customers, labels unchanged.
 
     Each customer in turn (the transition into the block, those inside it
@@ -140,24 +142,24 @@ def reseat_seq(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng):
     j = prev
     for l in range(L):
         k = xb[l]
-        remove_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        add_customer(mat, vec, tab, log, scal, conc, j, k, rng)
-        clear_log(scal)
+        remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
+        add_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
+        clear_log(totals)
         j = k
     if nxt > 0:
-        remove_customer(mat, vec, tab, log, scal, conc, j, nxt, rng)
-        add_customer(mat, vec, tab, log, scal, conc, j, nxt, rng)
-        clear_log(scal)
+        remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, nxt, rng)
+        add_customer(pairs, per_label, tables, undo_log, totals, conc, j, nxt, rng)
+        clear_log(totals)
 
 
 @njit(cache=True, inline="always")
-def remove_seq(mat, vec, tab, log, scal, conc,
+def remove_seq(pairs, per_label, tables, undo_log, totals, conc,
                stats, xb, Y, b, prev, nxt, fam, hyp, rng, work):
     """Remove the customers and emissions of a block (Makino Algorithm 6).
 
     Parameters
     ----------
-    mat, vec, tab, log, scal, conc : ndarray
+    pairs, per_label, tables, undo_log, totals, conc : ndarray
         The seating (:class:`sk_ihmm._hcrp.Seating`, unpacked), modified in
         place; changes are appended to the undo log.
     stats : ndarray of shape (capacity, n_stats)
@@ -194,11 +196,11 @@ def remove_seq(mat, vec, tab, log, scal, conc,
         emission factors come from :func:`sk_ihmm.emissions.move_block`.
     """
     return (move_block(fam, stats, hyp, Y, b, xb, -1.0, work)
-            + _unseat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng))
+            + _unseat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng))
 
 
 @njit(cache=True, inline="always")
-def add_seq(mat, vec, tab, log, scal, conc,
+def add_seq(pairs, per_label, tables, undo_log, totals, conc,
             stats, xb, Y, b, prev, nxt, fam, hyp, rng, work):
     """Add the customers and emissions of a block (Makino Algorithm 7).
 
@@ -211,12 +213,12 @@ def add_seq(mat, vec, tab, log, scal, conc,
         Sum of the log predictive probabilities of the added customers and
         emissions, each evaluated right before its own addition.
     """
-    return (_seat(mat, vec, tab, log, scal, conc, xb, prev, nxt, rng)
+    return (_seat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng)
             + move_block(fam, stats, hyp, Y, b, xb, 1.0, work))
 
 
 @njit(cache=True, inline="always")
-def move_emissions(vec, stats, Y, b, x_from, x_to, fam, work):
+def move_emissions(per_label, stats, Y, b, x_from, x_to, fam, work):
     """Move the emissions of steps ``b ..`` from labels ``x_from`` to ``x_to``.
 
     Updates the statistics (:func:`sk_ihmm.emissions.move_stats`; ``work``:
@@ -227,5 +229,5 @@ def move_emissions(vec, stats, Y, b, x_from, x_to, fam, work):
     move_stats(fam, stats, Y, b, x_from, -1.0, work)
     move_stats(fam, stats, Y, b, x_to, 1.0, work)
     for l in range(x_from.shape[0]):
-        vec[OCC, x_from[l]] -= 1
-        vec[OCC, x_to[l]] += 1
+        per_label[OCC, x_from[l]] -= 1
+        per_label[OCC, x_to[l]] += 1

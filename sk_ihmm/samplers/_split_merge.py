@@ -84,20 +84,21 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
     and ``log_emit[l, c]`` the posterior predictive of ``Y[b + l]`` under
     ``k_c``. ``pair`` is a work array of two labels.
     """
-    mat, vec, tab, log, scal, conc = s
-    m_tot = scal[M_TOTAL]
+    pairs, per_label, tables, undo_log, totals, conc = s
+    m_tot = totals[M_TOTAL]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for c in range(2):
         k = k0 if c == 0 else k1
-        log_init[c] = math.log(pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
-                                         alpha, gamma, kappa, prev, k))
-        log_trans[c, 0] = math.log(pred_prob(mat[N, k, k0], vec[NJ, k], vec[MK, k0], m_tot,
-                                             alpha, gamma, kappa, k, k0))
-        log_trans[c, 1] = math.log(pred_prob(mat[N, k, k1], vec[NJ, k], vec[MK, k1], m_tot,
-                                             alpha, gamma, kappa, k, k1))
+        log_init[c] = math.log(pred_prob(pairs[N, prev, k], per_label[NJ, prev], per_label[MK, k],
+                                         m_tot, alpha, gamma, kappa, prev, k))
+        log_trans[c, 0] = math.log(pred_prob(pairs[N, k, k0], per_label[NJ, k], per_label[MK, k0],
+                                             m_tot, alpha, gamma, kappa, k, k0))
+        log_trans[c, 1] = math.log(pred_prob(pairs[N, k, k1], per_label[NJ, k], per_label[MK, k1],
+                                             m_tot, alpha, gamma, kappa, k, k1))
         if nxt > 0:
-            log_final[c] = math.log(pred_prob(mat[N, k, nxt], vec[NJ, k], vec[MK, nxt], m_tot,
-                                              alpha, gamma, kappa, k, nxt))
+            log_final[c] = math.log(pred_prob(pairs[N, k, nxt], per_label[NJ, k],
+                                              per_label[MK, nxt], m_tot, alpha, gamma, kappa, k,
+                                              nxt))
         else:
             log_final[c] = 0.0
     pair[0] = k0
@@ -196,10 +197,10 @@ def _fragment(f, fb, fe, x, seq_first, seq_last):
 def _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp, rng, iwork):
     """Save the labels of steps ``fb_ .. fe_ - 1`` in ``xsave`` and remove
     them; returns the log predictive of what was removed."""
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     for t in range(fb_, fe_):
         xsave[t] = x[t]
-    return remove_seq(mat, vec, tab, log, scal, conc,
+    return remove_seq(pairs, per_label, tables, undo_log, totals, conc,
                       stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
 
 
@@ -207,7 +208,7 @@ def _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp, rng, 
 def _settle(s, counts, split, accept):
     """Count a trial as a split or merge tried, and accepted if ``accept``;
     keep its seating (clear the undo log) or replay the undo log."""
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     if split:
         counts[_N_SPLIT] += 1
     else:
@@ -217,13 +218,13 @@ def _settle(s, counts, split, accept):
             counts[_ACC_SPLIT] += 1
         else:
             counts[_ACC_MERGE] += 1
-        clear_log(scal)
+        clear_log(totals)
     else:
-        undo(mat, vec, tab, log, scal, conc)
+        undo(pairs, per_label, tables, undo_log, totals, conc)
 
 
 @njit(cache=True, inline="always")
-def _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork):
+def _restore_fragments(per_label, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork):
     """Give the fragments of a rejected trial back their labels ``xsave`` and
     emissions (``undo`` restores the seating): ``order[:n_added]`` were added
     with new labels, the others are still out."""
@@ -231,13 +232,13 @@ def _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, 
         f = order[i]
         fb_, fe_ = fb[f], fe[f]
         if i < n_added:
-            move_emissions(vec, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam, iwork)
+            move_emissions(per_label, stats, Y, fb_, x[fb_:fe_], xsave[fb_:fe_], fam, iwork)
             for t in range(fb_, fe_):
                 x[t] = xsave[t]
         else:
             for t in range(fb_, fe_):
                 update(fam, stats, x[t], Y, t, 1.0)
-                vec[OCC, x[t]] += 1
+                per_label[OCC, x[t]] += 1
 
 
 @nrt_free
@@ -257,7 +258,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     """
     rng = as_generator(rng)
     T = x.shape[0]
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     log_init = small[0:2]
     log_tr = small[2:6].reshape((1, 2, 2))
@@ -266,7 +267,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     pair = ibuf[0:2]
     iwork = ibuf[2:]
     for trial in range(start, n_trials):
-        if free_label(vec, 1) < 0:
+        if free_label(per_label, 1) < 0:
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
         t1, t2, log_u = _draw_anchors(T, rng)
@@ -286,7 +287,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
         k_out = x[t1 + 1] if has_out else -1
 
         # ---- 2. remove F_U .. F_1 (q_old of a merge on the way), then t1 ----
-        clear_log(scal)
+        clear_log(totals)
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
@@ -304,34 +305,38 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                                                     path_buf) - log_z
         xsave[t1] = b
         update(fam, stats, b, Y, t1, -1.0)
-        vec[OCC, b] -= 1
+        per_label[OCC, b] -= 1
         log_r_old += log_pred(fam, stats, b, hyp, Y, t1)
         if has_in:
-            remove_customer(mat, vec, tab, log, scal, conc, j_in, b, rng)
-            log_r_old += math.log(pred_prob(mat[N, j_in, b], vec[NJ, j_in], vec[MK, b],
-                                            scal[M_TOTAL], alpha, gamma, kappa, j_in, b))
+            remove_customer(pairs, per_label, tables, undo_log, totals, conc, j_in, b, rng)
+            log_r_old += math.log(pred_prob(pairs[N, j_in, b], per_label[NJ, j_in],
+                                            per_label[MK, b], totals[M_TOTAL], alpha, gamma, kappa,
+                                            j_in, b))
         if has_out:
-            remove_customer(mat, vec, tab, log, scal, conc, b, k_out, rng)
-            log_r_old += math.log(pred_prob(mat[N, b, k_out], vec[NJ, b], vec[MK, k_out],
-                                            scal[M_TOTAL], alpha, gamma, kappa, b, k_out))
+            remove_customer(pairs, per_label, tables, undo_log, totals, conc, b, k_out, rng)
+            log_r_old += math.log(pred_prob(pairs[N, b, k_out], per_label[NJ, b],
+                                            per_label[MK, k_out], totals[M_TOTAL], alpha, gamma,
+                                            kappa, b, k_out))
 
         # ---- 3. t1 with its new label, then F_1 .. F_U ----
         if split:
-            c = free_label(vec, 1)
+            c = free_label(per_label, 1)
         else:
             c = a
         x[t1] = c
         log_r_new = log_pred(fam, stats, c, hyp, Y, t1)
         update(fam, stats, c, Y, t1, 1.0)
-        vec[OCC, c] += 1
+        per_label[OCC, c] += 1
         if has_out:
-            log_r_new += math.log(pred_prob(mat[N, c, k_out], vec[NJ, c], vec[MK, k_out],
-                                            scal[M_TOTAL], alpha, gamma, kappa, c, k_out))
-            add_customer(mat, vec, tab, log, scal, conc, c, k_out, rng)
+            log_r_new += math.log(pred_prob(pairs[N, c, k_out], per_label[NJ, c],
+                                            per_label[MK, k_out], totals[M_TOTAL], alpha, gamma,
+                                            kappa, c, k_out))
+            add_customer(pairs, per_label, tables, undo_log, totals, conc, c, k_out, rng)
         if has_in:
-            log_r_new += math.log(pred_prob(mat[N, j_in, c], vec[NJ, j_in], vec[MK, c],
-                                            scal[M_TOTAL], alpha, gamma, kappa, j_in, c))
-            add_customer(mat, vec, tab, log, scal, conc, j_in, c, rng)
+            log_r_new += math.log(pred_prob(pairs[N, j_in, c], per_label[NJ, j_in],
+                                            per_label[MK, c], totals[M_TOTAL], alpha, gamma, kappa,
+                                            j_in, c))
+            add_customer(pairs, per_label, tables, undo_log, totals, conc, j_in, c, rng)
         log_q_new = 0.0
         n_added = U
         for i in range(U):
@@ -355,7 +360,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                     break
                 for l in range(L):
                     x[fb_ + l] = a
-            log_r_new += add_seq(mat, vec, tab, log, scal, conc,
+            log_r_new += add_seq(pairs, per_label, tables, undo_log, totals, conc,
                                  stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
 
         # ---- 4. accept, or restore the exact old state ----
@@ -366,11 +371,12 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
             # t1 between undo and the fragments: the statistics are
             # floating-point sums, another order changes their last bits
             update(fam, stats, c, Y, t1, -1.0)
-            vec[OCC, c] -= 1
+            per_label[OCC, c] -= 1
             update(fam, stats, b, Y, t1, 1.0)
-            vec[OCC, b] += 1
+            per_label[OCC, b] += 1
             x[t1] = b
-            _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork)
+            _restore_fragments(per_label, stats, x, Y, xsave, order, fb, fe, U, n_added, fam,
+                               iwork)
     return n_trials
 
 
@@ -420,8 +426,8 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
     emission statistics, as in :func:`_restricted_hmm`; ``log_tr[l]`` is the
     transition from step ``l - 1`` to ``l``.
     """
-    mat, vec, tab, log, scal, conc = s
-    m_tot = scal[M_TOTAL]
+    pairs, per_label, tables, undo_log, totals, conc = s
+    m_tot = totals[M_TOTAL]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     for l in range(L):
         t = fb_ + l
@@ -439,12 +445,13 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
             log_emit[l, 0] = -np.inf
     for c in range(2):
         k = cand[0, c]
-        log_init[c] = math.log(pred_prob(mat[N, prev, k], vec[NJ, prev], vec[MK, k], m_tot,
-                                         alpha, gamma, kappa, prev, k))
+        log_init[c] = math.log(pred_prob(pairs[N, prev, k], per_label[NJ, prev], per_label[MK, k],
+                                         m_tot, alpha, gamma, kappa, prev, k))
         j = cand[L - 1, c]
         if nxt > 0:
-            log_final[c] = math.log(pred_prob(mat[N, j, nxt], vec[NJ, j], vec[MK, nxt], m_tot,
-                                              alpha, gamma, kappa, j, nxt))
+            log_final[c] = math.log(pred_prob(pairs[N, j, nxt], per_label[NJ, j],
+                                              per_label[MK, nxt], m_tot, alpha, gamma, kappa, j,
+                                              nxt))
         else:
             log_final[c] = 0.0
     for l in range(1, L):
@@ -452,8 +459,9 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
             j = cand[l - 1, c]
             for d in range(2):
                 k = cand[l, d]
-                log_tr[l, c, d] = math.log(pred_prob(mat[N, j, k], vec[NJ, j], vec[MK, k],
-                                                     m_tot, alpha, gamma, kappa, j, k))
+                log_tr[l, c, d] = math.log(pred_prob(pairs[N, j, k], per_label[NJ, j],
+                                                     per_label[MK, k], m_tot, alpha, gamma, kappa,
+                                                     j, k))
 
 
 @nrt_free
@@ -470,7 +478,7 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
     """
     rng = as_generator(rng)
     T = x.shape[0]
-    mat, vec, tab, log, scal, conc = s
+    pairs, per_label, tables, undo_log, totals, conc = s
     log_init = small[0:2]
     log_final = small[2:4]
     la_ = ibuf[0:max_width]
@@ -479,7 +487,7 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
     iwork = ibuf[4 * max_width:]
     n_trials = widths.shape[0]
     for trial in range(start, n_trials):
-        if n_free_labels(vec) < max_width:
+        if n_free_labels(per_label) < max_width:
             return trial
         # ---- 1. anchors, threshold; split, merge or nothing ----
         w = widths[trial]
@@ -510,7 +518,7 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
             # fresh labels, chosen while the a labels still hold their steps
             k = 0
             for i in range(w):
-                k = free_label(vec, k + 1)
+                k = free_label(per_label, k + 1)
                 lc_[i] = k
         for i in range(w):
             labs[i] = la_[i]
@@ -531,7 +539,7 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
         _shuffle(order, n_anch, U, rng)
 
         # ---- 2. remove F_U .. F_1 (q_old of a merge on the way) ----
-        clear_log(scal)
+        clear_log(totals)
         log_r_old = 0.0
         log_q_old = 0.0
         for i in range(U - 1, -1, -1):
@@ -575,7 +583,7 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
                     for g in range(w):
                         if x[t] == lc_[g]:
                             x[t] = la_[g]
-            log_r_new += add_seq(mat, vec, tab, log, scal, conc,
+            log_r_new += add_seq(pairs, per_label, tables, undo_log, totals, conc,
                                  stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
 
         # ---- 4. accept, or restore the exact old state ----
@@ -583,7 +591,8 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
         accept = n_added == U and log_u < log_ratio
         _settle(s, counts, split, accept)
         if not accept:
-            _restore_fragments(vec, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork)
+            _restore_fragments(per_label, stats, x, Y, xsave, order, fb, fe, U, n_added, fam,
+                               iwork)
     return n_trials
 
 
