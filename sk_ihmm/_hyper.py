@@ -51,7 +51,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["resample_concentrations"]
+__all__ = ["resample_concentrations", "rho_prior"]
 
 _TINY = np.finfo(float).tiny
 
@@ -69,7 +69,9 @@ def _log_beta_auxiliaries(alpha, kappa, nj, rng):
         if nj[j] > 0:
             c = alpha + kappa if j > 0 else alpha
             # clip: a Beta draw with a tiny shape can underflow to exactly 0
-            lw = math.log(max(rng.beta(c, nj[j]), _TINY))
+            # a float count: numba's Beta would compile a second standard
+            # Gamma for an integer shape (same draws: counts are exact floats)
+            lw = math.log(max(rng.beta(c, float(nj[j])), _TINY))
             s_all += lw
             if j > 0:
                 s_states += lw
@@ -78,11 +80,18 @@ def _log_beta_auxiliaries(alpha, kappa, nj, rng):
     return s_all, s_states, lw0
 
 
+def rho_prior(priors):
+    """The ``rho_prior`` argument of :func:`resample_concentrations` for a
+    problem's ``priors``: their fourth row when it selects Fox et al.'s prior,
+    else ``None``, so that default fits never compile that branch."""
+    return priors[3] if priors.shape[0] > 3 and priors[3, 0] > 0.0 else None
+
+
 # compiled into its callers' cache entries (_pgas, _collapsed): after a change,
 # clear their numba caches too (numba checks only the caller's file)
 @njit(cache=True)
 def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
-                            priors, resample, rng, out):
+                            priors, rho_prior, resample, rng, out):
     """Draw new ``alpha, gamma, kappa`` given the seating counts, into ``out``.
 
     Parameters
@@ -96,11 +105,13 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
     n_dishes : int
         Number of dishes (hidden states) served by the root.
     priors : ndarray of shape (3, 2) or (4, 2)
-        Gamma (shape, rate) priors of alpha, gamma and kappa; with a fourth
-        row ``(a_rho, b_rho)`` whose ``a_rho > 0``, Fox et al.'s prior instead:
-        ``priors[0]`` is the Gamma prior of ``alpha + kappa``, the fourth row
-        the Beta prior of ``rho = kappa / (alpha + kappa)`` and ``priors[2]``
-        is unused (see the module docstring).
+        Gamma (shape, rate) priors of alpha, gamma and kappa.
+    rho_prior : ndarray of shape (2,) or None
+        ``(a_rho, b_rho)``, ``a_rho > 0``: Fox et al.'s prior instead, with
+        ``priors[0]`` the Gamma prior of ``alpha + kappa``, ``rho_prior`` the
+        Beta prior of ``rho = kappa / (alpha + kappa)`` and ``priors[2]``
+        unused (see the module docstring). :func:`rho_prior` gives it from
+        ``priors``; ``None`` prunes the branch at compile time.
     resample : ndarray of shape (3,), bool
         Which of alpha, gamma, kappa to update (with Fox et al.'s prior,
         alpha and kappa are updated together when ``resample[0]``).
@@ -110,15 +121,14 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
         be the array the current values were read from.
     """
     out[0], out[1], out[2] = alpha, gamma, kappa
-    fox = priors.shape[0] > 3 and priors[3, 0] > 0.0
-    if fox and resample[0]:
+    if rho_prior is not None and resample[0]:
         _, s_states, lw0 = _log_beta_auxiliaries(alpha, kappa, nj, rng)
         rho = kappa / (alpha + kappa)
         total = rng.gamma(priors[0, 0] + root_tables + override_tables,
                           1.0 / (priors[0, 1] - s_states - (1.0 - rho) * lw0))
         k = rng.poisson(-total * lw0 * rho) if rho > 0.0 else 0
-        g1 = rng.gamma(priors[3, 0] + override_tables + k, 1.0)
-        g2 = rng.gamma(priors[3, 1] + root_tables, 1.0)
+        g1 = rng.gamma(rho_prior[0] + override_tables + k, 1.0)
+        g2 = rng.gamma(rho_prior[1] + root_tables, 1.0)
         out[0] = max(total * (g2 / (g1 + g2)), _TINY)
         out[2] = total * (g1 / (g1 + g2))
     elif resample[0] or resample[2]:
@@ -129,5 +139,5 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
             out[2] = rng.gamma(priors[2, 0] + override_tables,
                                1.0 / (priors[2, 1] - s_states))
     if resample[1]:
-        eta = max(rng.beta(gamma, root_tables), _TINY) if root_tables > 0 else 1.0
+        eta = max(rng.beta(gamma, float(root_tables)), _TINY) if root_tables > 0 else 1.0
         out[1] = rng.gamma(priors[1, 0] + n_dishes, 1.0 / (priors[1, 1] - math.log(eta)))

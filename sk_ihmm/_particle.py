@@ -57,10 +57,26 @@ def _resample_into(particles, spare, ancestors, hi):
 
 
 @njit(cache=True, inline="always")
+def _max(a):
+    """``a.max()`` of a non-empty 1-d array, NaN first found included: numba's
+    ``max`` iterates with ``np.nditer``, slow to compile, once per dtype."""
+    mx = a[0]
+    if mx != mx:
+        return mx
+    for i in range(1, a.shape[0]):
+        v = a[i]
+        if v != v:
+            return v
+        if v > mx:
+            mx = v
+    return mx
+
+
+@njit(cache=True, inline="always")
 def _normalise(logw):
     """Normalise the log weights in place; returns their effective sample size."""
     P = logw.shape[0]
-    mx = logw.max()
+    mx = _max(logw)
     tot = 0.0
     for p in range(P):
         tot += math.exp(logw[p] - mx)
@@ -149,7 +165,7 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
             _systematic(logw, rng, a)
             # copy every label any particle has ever used: a slot beyond the
             # current maximum may still hold counts of a particle that died
-            hi_used = max(hi_used, particles[5].max())
+            hi_used = max(hi_used, _max(particles[5]))
             _resample_into(particles, spare, a, hi_used + 1)
             particles, spare = spare, particles
             swapped = not swapped

@@ -17,7 +17,7 @@ import pytest
 from scipy.special import gammaln
 
 from sampler_harness import _iat, check_exact
-from sk_ihmm._hyper import resample_concentrations
+from sk_ihmm._hyper import resample_concentrations, rho_prior
 
 #: Gamma prior of alpha + kappa (row 0), of gamma (row 1), unused kappa row,
 #: Beta prior of rho (row 3)
@@ -32,7 +32,7 @@ def _update_draws(nj, R, O, priors, n, seed=0):
     out = np.empty((n, 2))
     for i in range(n):
         resample_concentrations(conc[0], conc[1], conc[2], np.asarray(nj, np.int64), R, O, 3,
-                                pri, resample, rng, conc)
+                                pri, rho_prior(pri), resample, rng, conc)
         out[i] = conc[0] + conc[2], conc[2] / (conc[0] + conc[2])
     return out
 

@@ -10,7 +10,7 @@ from numba import njit
 
 from .._hcrp import (M_TOTAL, N_DISHES, NJ, OCC, O, add_customer, clear_log,
                      ensure_capacity, log_seating_prob, new_seating)
-from .._hyper import resample_concentrations
+from .._hyper import resample_concentrations, rho_prior
 from .._rng import as_generator, generator_handle
 from ..emissions import add_labelled, log_marginal_sum, resample_hyperparameters
 
@@ -112,11 +112,11 @@ def log_joint(state, problem):
 
 
 @njit(cache=True)
-def _finish(s, stats, fam, hyp, priors, resample, rng):
+def _finish(s, stats, fam, hyp, priors, rho, resample, rng):
     """:func:`finish_sweep` in one kernel call: resample ``s.conc`` in place
     when asked (:mod:`sk_ihmm._hyper`, either hyperprior) and the family's
     hyperparameters ``hyp`` if it samples them, return the new
-    ``log_joint``."""
+    ``log_joint`` (``rho``: :func:`~sk_ihmm._hyper.rho_prior` of ``priors``)."""
     rng = as_generator(rng)
     resample_hyperparameters(fam, stats, hyp, rng)
     per_label, totals, conc = s.per_label, s.totals, s.conc
@@ -125,7 +125,7 @@ def _finish(s, stats, fam, hyp, priors, resample, rng):
         for j in range(per_label.shape[1]):
             overrides += per_label[O, j]
         resample_concentrations(conc[0], conc[1], conc[2], per_label[NJ], totals[M_TOTAL],
-                                overrides, totals[N_DISHES], priors, resample, rng, conc)
+                                overrides, totals[N_DISHES], priors, rho, resample, rng, conc)
     return _log_joint(s, stats, fam, hyp)
 
 
@@ -133,5 +133,5 @@ def finish_sweep(state, problem, rng):
     """Resample concentrations (when asked) and refresh ``log_joint``
     (``rng``: a Generator or its :func:`~sk_ihmm._rng.generator_handle`)."""
     state.log_joint = float(_finish(
-        state.seating, state.stats, problem.fam, state.hyp, problem.priors, problem.resample,
-        generator_handle(rng)))
+        state.seating, state.stats, problem.fam, state.hyp, problem.priors,
+        rho_prior(problem.priors), problem.resample, generator_handle(rng)))

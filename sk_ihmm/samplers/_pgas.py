@@ -37,7 +37,7 @@ from numba import njit
 from .. import emissions as em
 from .._hcrp import log_stirling_cover
 from .._joint import count_log_joint
-from .._hyper import resample_concentrations
+from .._hyper import resample_concentrations, rho_prior
 from .._labels import compact_labels
 from .._nrt import hold, nrt_free, uniform_int
 from .._rng import as_generator, draw_index, generator_handle
@@ -869,9 +869,10 @@ def _log_joint(state, problem):
 
 @njit(cache=True)
 def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc, priors,
-                resample, rng):
+                rho, resample, rng):
     """Steps 2-6 of the sweep in one kernel: counts, tables, concentrations,
-    ``beta``, ``pi``, ``phi``. Returns ``(n, stats, m, o, conc, beta, pi, phi)``."""
+    ``beta``, ``pi``, ``phi`` (``rho``: :func:`~sk_ihmm._hyper.rho_prior` of
+    ``priors``). Returns ``(n, stats, m, o, conc, beta, pi, phi)``."""
     rng = as_generator(rng)
     n, stats = _counts(x, Y, seq_first, K, n_stats, fam)
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
@@ -879,7 +880,7 @@ def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc
     new_conc = conc.copy()
     if resample[0] or resample[1] or resample[2]:
         resample_concentrations(alpha, gamma, kappa, n.sum(axis=1), m.sum(), o.sum(), K, priors,
-                                resample, rng, new_conc)
+                                rho, resample, rng, new_conc)
         alpha, gamma, kappa = new_conc[0], new_conc[1], new_conc[2]
     shapes = np.empty(K + 1)
     shapes[0] = gamma
@@ -907,8 +908,8 @@ def _resample_parameters(state, problem, beta_used, rng):
      state.phi) = _parameters(
         state.x, problem.Y, problem.seq_first, int(state.x.max()), problem.n_stats,
         problem.emission.n_params(problem.dim), problem.fam, state.hyp, beta_used,
-        np.asarray(state.conc, dtype=np.float64), problem.priors, problem.resample,
-        generator_handle(rng),
+        np.asarray(state.conc, dtype=np.float64), problem.priors, rho_prior(problem.priors),
+        problem.resample, generator_handle(rng),
     )
     state.log_joint = _log_joint(state, problem)
 
@@ -998,7 +999,7 @@ def _explicit_first(x, pi, beta, phi, K, eps):
 
 @njit(cache=True)
 def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, posterior, eps,
-           hyp, fam, l_prior, n_stats, n_params, priors, resample, rng):
+           hyp, fam, l_prior, n_stats, n_params, priors, rho, resample, rng):
     """One sweep in one kernel: the explicit set (posterior proposal), CSMC-AS
     on every sequence (labels ``x`` replaced in place and made compact), then
     steps 2-6 (:func:`_parameters`). Returns :func:`_parameters`' tuple and
@@ -1022,7 +1023,7 @@ def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, post
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
     n, stats, m, o, conc2, beta2, pi2, phi2 = _parameters(
         x, Y, seq_first, old.shape[0] - 1, n_stats, n_params, fam, hyp, beta_used, conc,
-        priors, resample, handle)
+        priors, rho, resample, handle)
     return n, stats, m, o, conc2, beta2, pi2, phi2, n_changed
 
 
@@ -1042,7 +1043,7 @@ def step(state, problem, rng):
         state.x, problem.Y, problem.starts, problem.ends, problem.seq_first, state.pi,
         state.beta, state.phi, state.conc, n_particles, posterior, _EXPLICIT_MASS,
         state.hyp, problem.fam, problem.prior_pred, problem.n_stats,
-        problem.emission.n_params(problem.dim), problem.priors, problem.resample,
-        generator_handle(rng))
+        problem.emission.n_params(problem.dim), problem.priors, rho_prior(problem.priors),
+        problem.resample, generator_handle(rng))
     state.log_joint = _log_joint(state, problem)
     return {"accept_rate": n_changed / state.x.shape[0]}
