@@ -1,49 +1,20 @@
 """Gibbs updates of the concentration parameters given the seating.
 
-Auxiliary-variable method (Escobar & West 1995; Teh et al. 2006, App. A), in
-the form that needs one Beta variable per restaurant and no mixture:
+The auxiliary-variable method of Escobar & West (1995) and Teh et al. (2006,
+appendix A): a Beta variable ``w_j ~ Beta(c_j, n_j)`` per restaurant with
+customers (``c_0 = alpha``, ``c_j = alpha + kappa``) and ``eta ~ Beta(gamma,
+M)`` for the root make independent Gamma priors on ``alpha``, ``gamma`` and
+``kappa`` conjugate. With Fox et al. (2011)'s sticky prior instead
+(``s = alpha + kappa ~ Gamma``, ``rho = kappa / s ~ Beta``; ``priors[3, 0] >
+0``), ``s`` is drawn given ``rho`` and ``rho`` from a tilted Beta through a
+Poisson auxiliary variable. The derivation, and why the start restaurant
+couples ``s`` and ``rho``: doc/internals.rst, "Concentration updates
+(_hyper.py)".
 
-    Gamma(c) / Gamma(c + n) = B(c, n) / Gamma(n) = 1/Gamma(n) * int_0^1 w^(c-1) (1-w)^(n-1) dw,
-
-so with ``w_j ~ Beta(c_j, n_j)`` for every restaurant with ``n_j > 0`` the
-seating likelihood becomes ``prod_j w_j^(c_j) * alpha^R * kappa^O`` (``R``
-root tables, ``O`` override tables), and independent Gamma priors are
-conjugate:
-
-    alpha | w ~ Gamma(a_alpha + R, b_alpha - sum_all_j log w_j)
-    kappa | w ~ Gamma(a_kappa + O, b_kappa - sum_{j >= 1} log w_j)
-    gamma | eta ~ Gamma(a_gamma + K, b_gamma - log eta),  eta ~ Beta(gamma, M)
-
-(the start restaurant ``j = 0`` has concentration ``alpha``, state restaurants
-``alpha + kappa``). Each update is an exact Gibbs step of the augmented
-posterior, so the chain keeps the posterior over (states, tables, alpha,
-gamma, kappa) invariant.
-
-Fox et al. (2011)'s parameterisation of the sticky prior (``priors[3, 0] > 0``)
-----------------------------------------------------------------------------
-``s = alpha + kappa ~ Gamma(a_s, b_s)`` (``priors[0]``) and
-``rho = kappa / s ~ Beta(a_rho, b_rho)`` (``priors[3]``), independent. With
-``alpha = (1 - rho) s`` and ``kappa = rho s`` the augmented seating likelihood
-above is
-
-    s^(R + O) (1 - rho)^R rho^O  *  prod_{j >= 1} w_j^s  *  w_0^((1 - rho) s),
-
-``R`` counting the root tables of *every* restaurant, the start restaurant's
-included. The start restaurant, whose concentration is ``alpha`` alone, couples
-``s`` and ``rho`` (Fox et al.'s model has no such restaurant, and there
-``rho | tables ~ Beta(a_rho + O, b_rho + R)``). Here:
-
-    s | rho, w ~ Gamma(a_s + R + O, b_s - sum_{j >= 1} log w_j - (1 - rho) log w_0)
-    rho | s, w  has density  Beta(rho; a_rho + O, b_rho + R) * exp(lambda rho),
-                lambda = -s log w_0 >= 0,
-
-a tilted Beta, drawn exactly by one more auxiliary variable: since
-``exp(lambda rho) = sum_k (lambda rho)^k / k!``, ``k | rho ~ Poisson(lambda rho)``
-and ``rho | k ~ Beta(a_rho + O + k, b_rho + R)``. The update draws ``w``, then
-``s`` given ``rho`` (``k`` summed out), then ``k`` given ``rho`` and the new
-``s``, then ``rho`` given ``k``: each an exact (collapsed) Gibbs step.
-``rho`` is drawn as ``g1 / (g1 + g2)`` of two Gamma variables, so that
-``alpha = s g2 / (g1 + g2)`` has no cancellation.
+Invariant: each update is an exact Gibbs step of the augmented posterior, so
+the chain keeps the posterior over (states, tables, alpha, gamma, kappa)
+invariant. After changing this module, clear the callers' numba caches
+(numba checks only the caller's file).
 """
 
 import math
