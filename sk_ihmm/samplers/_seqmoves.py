@@ -60,20 +60,19 @@ def _unseat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng
     reverse time order (and its time steps from ``per_label[OCC]``); return the log
     product of their predictives, each right after its removal."""
     L = xb.shape[0]
-    last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     pn = 1.0
     pd = 1.0
     log_r = 0.0
-    if nxt > 0:
-        remove_customer(pairs, per_label, tables, undo_log, totals, conc, last, nxt, rng)
-        pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            pairs[N, last, nxt], per_label[NJ, last], per_label[MK, nxt], totals[M_TOTAL],
-            alpha, gamma, kappa, last, nxt))
-    for l in range(L - 1, -1, -1):
-        k = xb[l]
-        j = prev if l == 0 else xb[l - 1]
-        per_label[OCC, k] -= 1
+    # customer L is the transition out, xb[L - 1] -> nxt; one call site of
+    # remove_customer, as each inlined copy costs compile time
+    for l in range(L if nxt > 0 else L - 1, -1, -1):
+        if l == L:
+            j, k = xb[L - 1], nxt
+        else:
+            k = xb[l]
+            j = prev if l == 0 else xb[l - 1]
+            per_label[OCC, k] -= 1
         remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
             pairs[N, j, k], per_label[NJ, j], per_label[MK, k], totals[M_TOTAL],
@@ -87,24 +86,23 @@ def _seat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng):
     order (and its time steps in ``per_label[OCC]``); return the log product of
     their predictives, each right before its addition."""
     L = xb.shape[0]
-    last = xb[L - 1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     pn = 1.0
     pd = 1.0
     log_r = 0.0
-    for l in range(L):
-        k = xb[l]
-        j = prev if l == 0 else xb[l - 1]
+    # customer L is the transition out (one call site, as in _unseat)
+    for l in range(L + 1 if nxt > 0 else L):
+        if l == L:
+            j, k = xb[L - 1], nxt
+        else:
+            k = xb[l]
+            j = prev if l == 0 else xb[l - 1]
         pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
             pairs[N, j, k], per_label[NJ, j], per_label[MK, k], totals[M_TOTAL],
             alpha, gamma, kappa, j, k))
         add_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
-        per_label[OCC, k] += 1
-    if nxt > 0:
-        pn, pd, log_r = _times(pn, pd, log_r, pred_parts(
-            pairs[N, last, nxt], per_label[NJ, last], per_label[MK, nxt], totals[M_TOTAL],
-            alpha, gamma, kappa, last, nxt))
-        add_customer(pairs, per_label, tables, undo_log, totals, conc, last, nxt, rng)
+        if l < L:
+            per_label[OCC, k] += 1
     return log_r + (math.log(pn) - math.log(pd))
 
 
@@ -140,16 +138,13 @@ def reseat_seq(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, 
     invariant. Clears the undo log."""
     L = xb.shape[0]
     j = prev
-    for l in range(L):
-        k = xb[l]
+    # customer L is the transition out (one call site, as in _unseat)
+    for l in range(L + 1 if nxt > 0 else L):
+        k = xb[l] if l < L else nxt
         remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
         add_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
         clear_log(totals)
         j = k
-    if nxt > 0:
-        remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, nxt, rng)
-        add_customer(pairs, per_label, tables, undo_log, totals, conc, j, nxt, rng)
-        clear_log(totals)
 
 
 @njit(cache=True, inline="always")
