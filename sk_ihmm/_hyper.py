@@ -81,8 +81,9 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
         ``(a_rho, b_rho)``, ``a_rho > 0``: Fox et al.'s prior instead, with
         ``priors[0]`` the Gamma prior of ``alpha + kappa``, ``rho_prior`` the
         Beta prior of ``rho = kappa / (alpha + kappa)`` and ``priors[2]``
-        unused (see the module docstring). :func:`rho_prior` gives it from
-        ``priors``; ``None`` prunes the branch at compile time.
+        unused (doc/internals.rst, "Concentration updates").
+        :func:`rho_prior` gives it from ``priors``; ``None`` prunes the
+        branch at compile time.
     resample : ndarray of shape (3,), bool
         Which of alpha, gamma, kappa to update (with Fox et al.'s prior,
         alpha and kappa are updated together when ``resample[0]``).
