@@ -207,13 +207,18 @@ def _search_row(cum, r, u):
 def _resized(pi, beta, phi, C):
     """Copies of ``pi``, ``beta``, ``phi`` with room for labels ``< C``
     (the new entries zero)."""
+    # loops, not slice assignments between arrays: numba compiles those with
+    # a shape-mismatch error message, and with it string formatting (seconds)
     K1 = beta.shape[0]
     pi2 = np.zeros((C, C))
-    pi2[:K1, :K1] = pi
     beta2 = np.zeros(C)
-    beta2[:K1] = beta
     phi2 = np.zeros((C, phi.shape[1]))
-    phi2[:K1] = phi
+    for j in range(K1):
+        beta2[j] = beta[j]
+        for k in range(K1):
+            pi2[j, k] = pi[j, k]
+        for d in range(phi.shape[1]):
+            phi2[j, d] = phi[j, d]
     return pi2, beta2, phi2
 
 
@@ -643,8 +648,14 @@ def _trace_back(x, a, L, X, A, w, cum, rng):
 def _grown(arr, rows, fill):
     """``arr`` with ``rows`` rows, the new ones filled with ``fill``."""
     out = np.empty((rows,) + arr.shape[1:], dtype=arr.dtype)
-    out[:] = fill
-    out[:arr.shape[0]] = arr
+    # over the flat C-order views, as loops (see _resized): the first rows
+    # of ``out`` are the first ``arr.size`` entries
+    flat_out = out.reshape(-1)
+    flat_in = arr.reshape(-1)
+    for i in range(flat_in.shape[0]):
+        flat_out[i] = flat_in[i]
+    for i in range(flat_in.shape[0], flat_out.shape[0]):
+        flat_out[i] = fill
     return out
 
 
@@ -879,8 +890,17 @@ def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc
     m, o = _sample_tables(n, beta_used, alpha, kappa, rng)
     new_conc = conc.copy()
     if resample[0] or resample[1] or resample[2]:
-        resample_concentrations(alpha, gamma, kappa, n.sum(axis=1), m.sum(), o.sum(), K, priors,
-                                rho, resample, rng, new_conc)
+        # the sums as loops: numba's sum with an axis is slow to compile
+        customers = np.zeros(K + 1, np.int64)
+        root_tables = np.int64(0)
+        override_tables = np.int64(0)
+        for j in range(K + 1):
+            override_tables += o[j]
+            for k in range(K + 1):
+                customers[j] += n[j, k]
+                root_tables += m[j, k]
+        resample_concentrations(alpha, gamma, kappa, customers, root_tables, override_tables, K,
+                                priors, rho, resample, rng, new_conc)
         alpha, gamma, kappa = new_conc[0], new_conc[1], new_conc[2]
     shapes = np.empty(K + 1)
     shapes[0] = gamma
@@ -991,7 +1011,8 @@ def _explicit_first(x, pi, beta, phi, K, eps):
     phi_old = phi[:K + 1].copy()
     for i in range(K + 1):
         beta[i] = beta_old[order[i]]
-        phi[i] = phi_old[order[i]]
+        for d in range(phi.shape[1]):      # a loop, as in _resized
+            phi[i, d] = phi_old[order[i], d]
         for j in range(K + 1):
             pi[i, j] = pi_old[order[i], order[j]]
     return K0
