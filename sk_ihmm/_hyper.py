@@ -52,7 +52,7 @@ def _log_beta_auxiliaries(alpha, kappa, nj, rng):
 
 
 def rho_prior(priors):
-    """The ``rho_prior`` argument of :func:`resample_concentrations` for a
+    """The ``rho_beta`` argument of :func:`resample_concentrations` for a
     problem's ``priors``: their fourth row when it selects Fox et al.'s prior,
     else ``None``, so that default fits never compile that branch."""
     return priors[3] if priors.shape[0] > 3 and priors[3, 0] > 0.0 else None
@@ -62,7 +62,7 @@ def rho_prior(priors):
 # clear their numba caches too (numba checks only the caller's file)
 @njit(cache=True)
 def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
-                            priors, rho_prior, resample, rng, out):
+                            priors, rho_beta, resample, rng, out):
     """Draw new ``alpha, gamma, kappa`` given the seating counts, into ``out``.
 
     Parameters
@@ -77,9 +77,9 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
         Number of dishes (hidden states) served by the root.
     priors : ndarray of shape (3, 2) or (4, 2)
         Gamma (shape, rate) priors of alpha, gamma and kappa.
-    rho_prior : ndarray of shape (2,) or None
+    rho_beta : ndarray of shape (2,) or None
         ``(a_rho, b_rho)``, ``a_rho > 0``: Fox et al.'s prior instead, with
-        ``priors[0]`` the Gamma prior of ``alpha + kappa``, ``rho_prior`` the
+        ``priors[0]`` the Gamma prior of ``alpha + kappa``, ``rho_beta`` the
         Beta prior of ``rho = kappa / (alpha + kappa)`` and ``priors[2]``
         unused (doc/internals.rst, "Concentration updates").
         :func:`rho_prior` gives it from ``priors``; ``None`` prunes the
@@ -93,14 +93,14 @@ def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_table
         be the array the current values were read from.
     """
     out[0], out[1], out[2] = alpha, gamma, kappa
-    if rho_prior is not None and resample[0]:
+    if rho_beta is not None and resample[0]:
         _, s_states, lw0 = _log_beta_auxiliaries(alpha, kappa, nj, rng)
         rho = kappa / (alpha + kappa)
         total = rng.gamma(priors[0, 0] + root_tables + override_tables,
                           1.0 / (priors[0, 1] - s_states - (1.0 - rho) * lw0))
         k = rng.poisson(-total * lw0 * rho) if rho > 0.0 else 0
-        g1 = rng.gamma(rho_prior[0] + override_tables + k, 1.0)
-        g2 = rng.gamma(rho_prior[1] + root_tables, 1.0)
+        g1 = rng.gamma(rho_beta[0] + override_tables + k, 1.0)
+        g2 = rng.gamma(rho_beta[1] + root_tables, 1.0)
         out[0] = max(total * (g2 / (g1 + g2)), _TINY)
         out[2] = total * (g1 / (g1 + g2))
     elif resample[0] or resample[2]:

@@ -208,7 +208,7 @@ def _resized(pi, beta, phi, C):
     """Copies of ``pi``, ``beta``, ``phi`` with room for labels ``< C``
     (the new entries zero)."""
     # loops, not slice assignments between arrays: numba compiles those with
-    # a shape-mismatch error message, and with it string formatting (seconds)
+    # a shape-mismatch error message, and with it string formatting
     K1 = beta.shape[0]
     pi2 = np.zeros((C, C))
     beta2 = np.zeros(C)
