@@ -244,7 +244,7 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
     snaps = []
     rec = {"n_states": [], "log_joint": [], "log_lik": [], "alpha": [], "gamma": [],
            "kappa": [], "seconds": []}
-    t0 = time.process_time()
+    t0 = time.thread_time()
     base = chain.cpu_seconds
     clock = compile_clock()
     try:
@@ -265,7 +265,7 @@ def advance_chain(chain, problem, n_sweeps, n_skip, thin, verbose=0, chain_id=0,
         if key not in rec:
             chain.trace[key] = np.concatenate([chain.trace[key], np.full(done, math.nan)])
     chain.n_sweeps += done
-    chain.cpu_seconds = base + time.process_time() - t0
+    chain.cpu_seconds = base + time.thread_time() - t0
     samples = samples[:len(snaps)]
     # an interrupted round adds its kept samples to those of the round before
     # (both after burn-in) instead of replacing them with fewer
@@ -301,7 +301,7 @@ def _run_sweeps(sampler, state, problem, rng, n_sweeps, n_skip, thin, rec, sampl
             labels, snap = make_snapshot(state, problem)
             samples.append(labels.astype(label_dtype(int(labels.max()) + 1)))
             snaps.append(snap)
-        rec["seconds"].append(base + time.process_time() - t0)
+        rec["seconds"].append(base + time.thread_time() - t0)
         if progress is not None:
             progress.update(sweep + 1, rec["n_states"][-1])
         if verbose > 1 and (sweep + 1) % max(1, n_sweeps // 10) == 0:

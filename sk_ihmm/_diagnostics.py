@@ -244,8 +244,8 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
         + "; ".join(parts)
         + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}). The chains end "
         f"with {last_k} states. Treat n_states_ and the point summaries with care: raise "
-        "max_time or max_sweeps (or continue with warm_start=True), run the chains in "
-        "parallel with n_jobs, or try another sampler; model.diagnostics(), "
+        "max_time or max_sweeps (or continue with warm_start=True), run the chains on more "
+        "cores (n_jobs), or try another sampler; model.diagnostics(), "
         "model.n_states_posterior_ and model.convergence_ have the details."
     )
 

@@ -252,7 +252,14 @@ class InfiniteHMM(BaseEstimator):
         Posterior samples (spread evenly over all kept samples of all chains)
         used by :meth:`score`.
     n_jobs : int or None, default=None
-        Chains run in parallel with joblib; results do not depend on it.
+        Chains run at once, with joblib; the results do not depend on it.
+        ``None``: one thread per chain, up to the number of cores (numba's
+        ``NUMBA_NUM_THREADS``, which joblib lowers inside its own workers,
+        so that a grid search run in parallel does not oversubscribe the
+        machine). An int is read as joblib does (``-1``: all cores). The
+        chains run in threads, since the compiled sweeps release the GIL,
+        unless a joblib backend chosen by the user (``joblib.parallel_config``,
+        e.g. dask or loky) runs them in its own workers.
     random_state : int, RandomState instance or None, default=None
         Seeds every chain (through :class:`numpy.random.SeedSequence`) and
         the scoring particle filters; with ``max_time=None`` the fit depends
@@ -293,8 +300,8 @@ class InfiniteHMM(BaseEstimator):
     trace_ : dict of ndarray of shape (n_chains, n_sweeps)
         Per-sweep ``n_states``, ``log_joint`` (``log p(x, tables, y)``),
         ``log_lik`` (``log p(y | x)``),
-        ``alpha``, ``gamma``, ``kappa``, ``accept_rate``, ``seconds`` (CPU)
-        and any sampler-specific statistics.
+        ``alpha``, ``gamma``, ``kappa``, ``accept_rate``, ``seconds`` (the
+        chain's own CPU time, cumulative) and any sampler-specific statistics.
     n_states_ : int
         Number of major states of the representative sample: its states
         that hold at least ``min_state_fraction`` of the training steps.
@@ -1146,12 +1153,14 @@ def _stack_trace(chains):
 class _ChainRunner:
     """Runs one round of chain tasks, serially or with joblib, and survives Ctrl-C.
 
-    On a KeyboardInterrupt it sets ``interrupted`` and returns what it can:
-    run serially, the chains as they stand (an interrupted chain keeps its
-    whole sweeps, chains not yet reached are returned unadvanced); with
-    joblib, where the interrupt stops the whole round in the parent, the
-    chains of the previous round (``fallback``; none in the first round, and
-    the interrupt propagates).
+    With joblib the chains run in threads (the compiled sweeps release the
+    GIL), or in the workers of a backend the user chose. A Ctrl-C creates
+    the round's stop file, and every chain stops after its current sweep.
+    On a KeyboardInterrupt that reaches the runner it sets ``interrupted``
+    and returns what it can: run serially, the chains as they stand (an
+    interrupted chain keeps its whole sweeps, chains not yet reached are
+    returned unadvanced); with joblib, the chains of the previous round
+    (``fallback``; none in the first round, and the interrupt propagates).
     """
 
     def __init__(self, n_jobs, verbose, display=None):
@@ -1167,12 +1176,11 @@ class _ChainRunner:
 
     def __call__(self, tasks, fallback):
         """``tasks``: ``(function, args)`` pairs, each returning a chain."""
-        from joblib import effective_n_jobs
-
         self.rounds += 1
         if self.display is not None:
             self.display.new_round(self.rounds)
-        if effective_n_jobs(self.n_jobs) == 1:
+        at_once = _chains_at_once(self.n_jobs, len(tasks))
+        if at_once == 1:
             return self._serial(tasks)
         before = [getattr(args[0], "compile_seconds", 0.0) if func is advance_chain else 0.0
                   for func, args in tasks]
@@ -1181,9 +1189,13 @@ class _ChainRunner:
         try:
             with deferred_interrupts(), stop_file() as stop_path:
                 try:
-                    # max_nbytes=None: no read-only memmaps of the chains' state
-                    # arrays (joblib's default above 1 MB), which the kernels write
-                    chains = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, max_nbytes=None)(
+                    # threads unless the user's joblib backend says otherwise: the
+                    # kernels release the GIL. max_nbytes=None: no read-only
+                    # memmaps of the chains' state arrays in worker processes
+                    # (joblib's default above 1 MB), which the kernels write
+                    n_jobs = at_once if self.n_jobs is None else self.n_jobs
+                    chains = Parallel(n_jobs=n_jobs, prefer="threads", verbose=self.verbose,
+                                      max_nbytes=None)(
                         delayed(func)(*args, stop_path=stop_path, progress_path=self._progress(c))
                         for c, (func, args) in enumerate(tasks))
                 except Exception:
@@ -1254,14 +1266,29 @@ def _round_seconds(chains, n_sweeps, n_jobs):
     From each chain's CPU time per sweep (its first sweep, which may
     include compilation, left out) and the number of chains run at once.
     """
-    from joblib import effective_n_jobs
-
     per_sweep = []
     for chain in chains:
         sec = chain.trace["seconds"]
         per_sweep.append((sec[-1] - sec[0]) / (len(sec) - 1) if len(sec) > 1 else sec[-1])
-    at_once = max(1, min(len(chains), effective_n_jobs(n_jobs)))
-    return float(np.sum(per_sweep)) * n_sweeps / at_once
+    return float(np.sum(per_sweep)) * n_sweeps / _chains_at_once(n_jobs, len(chains))
+
+
+def _chains_at_once(n_jobs, n_chains):
+    """How many of ``n_chains`` chains run at once.
+
+    ``n_jobs`` as joblib reads it; ``None``: one thread per chain, up to the
+    threads numba may use (``numba.config.NUMBA_NUM_THREADS``: the cores,
+    unless the environment variable says otherwise; joblib sets it to what
+    each of its workers may use, so a parallel grid search does not
+    oversubscribe the machine).
+    """
+    if n_jobs is None:
+        from numba import config
+
+        return max(1, min(n_chains, int(config.NUMBA_NUM_THREADS)))
+    from joblib import effective_n_jobs
+
+    return max(1, min(n_chains, effective_n_jobs(n_jobs)))
 
 
 def _has_missing(Y):

@@ -149,14 +149,14 @@ def ensure_capacity(s, need_labels, need_tables, need_log):
 # --------------------------------------------------------------------------
 # numba kernels: they take the seating unpacked (module docstring)
 # --------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def root_prob(m_k, m_tot, gamma):
     """Root predictive of dish ``k`` (Makino Eq. 32): ``m_k / (M + gamma)``, or
     ``gamma / (M + gamma)`` for a dish no root table serves (a new dish)."""
     return (m_k if m_k > 0 else gamma) / (m_tot + gamma)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     """Predictive probability that a new customer of restaurant ``j`` eats ``k``.
 
@@ -170,7 +170,7 @@ def pred_prob(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     return num / den
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def pred_parts(n_jk, n_j, m_k, m_tot, alpha, gamma, kappa, j, k):
     """:func:`pred_prob` as a fraction: returns ``(num, den)`` with
     ``pred_prob = num / den``, both multiplied by ``m_tot + gamma`` (the
@@ -202,14 +202,14 @@ def pred_weights(n, m_k, alpha, gamma, kappa):
     return weights
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def get_prob(pairs, per_label, tables, undo_log, totals, conc, j, k):
     """:func:`pred_prob` of ``j -> k`` in the seating."""
     return pred_prob(pairs[N, j, k], per_label[NJ, j], per_label[MK, k], totals[M_TOTAL],
                      conc[0], conc[1], conc[2], j, k)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_op(undo_log, totals, op, j, k, t):
     i = totals[N_LOGGED]
     undo_log[i, 0] = op
@@ -219,7 +219,7 @@ def _log_op(undo_log, totals, op, j, k, t):
     totals[N_LOGGED] = i + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _open_table(pairs, per_label, tables, totals, j, k, override):
     t = totals[FREE_HEAD]
     totals[FREE_HEAD] = tables[t, NEXT]
@@ -248,7 +248,7 @@ def _open_table(pairs, per_label, tables, totals, j, k, override):
     return t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _close_table(pairs, per_label, tables, totals, j, k, t):
     prev = -1
     cur = pairs[HEAD, j, k]
@@ -274,7 +274,7 @@ def _close_table(pairs, per_label, tables, totals, j, k, t):
             totals[N_DISHES] -= 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _pick_table(pairs, tables, j, k, u):
     """The table of (j, k) where the cumulative table size first exceeds ``u``
     (``0 <= u < n[j, k]``): a table drawn proportionally to its size. The
@@ -296,7 +296,7 @@ def _pick_table(pairs, tables, j, k, u):
     return t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def add_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng):
     """Seat a customer of restaurant ``j`` eating ``k`` (Makino Alg. 3).
 
@@ -320,7 +320,7 @@ def add_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng):
         _log_op(undo_log, totals, _ADD_NEW, j, k, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng):
     """Remove a customer of restaurant ``j`` eating ``k`` (Makino Alg. 4):
     its table is drawn with probability proportional to the table size."""
@@ -336,13 +336,13 @@ def remove_customer(pairs, per_label, tables, undo_log, totals, conc, j, k, rng)
         _log_op(undo_log, totals, _REM_OLD, j, k, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def clear_log(totals):
     """Forget the logged operations (the move they make is accepted)."""
     totals[N_LOGGED] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def undo(pairs, per_label, tables, undo_log, totals, conc):
     """Undo every logged operation, newest first, and clear the log."""
     for i in range(totals[N_LOGGED] - 1, -1, -1):
@@ -364,14 +364,14 @@ def undo(pairs, per_label, tables, undo_log, totals, conc):
     totals[N_LOGGED] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def is_free(per_label, k):
     """Label ``k`` has no time step, no customer and no root table."""
     # '&', not 'and': no branch (see sk_ihmm._nrt)
     return (per_label[OCC, k] == 0) & (per_label[MK, k] == 0) & (per_label[NJ, k] == 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def free_label(per_label, start):
     """Smallest free label >= ``start`` (>= 1), or -1 when none is left."""
     found = -1
@@ -383,7 +383,7 @@ def free_label(per_label, start):
     return found
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def n_free_labels(per_label):
     c = 0
     for k in range(1, per_label.shape[1]):
@@ -393,7 +393,7 @@ def n_free_labels(per_label):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_seating_prob(s):
     """log p(s): product of the CRP seating probabilities (Makino Eq. 18-20,
     with override tables weighted by kappa)."""
@@ -429,7 +429,7 @@ def log_seating_prob(s):
 # the estimator scores its kept samples once, with rows for their counts only,
 # so the memory is (distinct counts) x (tables) rather than T x (tables).
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_stirling_rows(ns, t_max):
     """``S[i, t] = log |s(ns[i], t)|`` for ``t <= t_max``, ``ns`` non-decreasing,
     by the recursion ``|s(n + 1, t)| = n |s(n, t)| + |s(n, t - 1)|`` on one
@@ -460,7 +460,7 @@ def log_stirling_table(n_max, t_max):
     return log_stirling_rows(ns, t_max), ns
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_count_prob(n, m, o, alpha, gamma, kappa, S, row):
     """``log p(x, m, o | alpha, gamma, kappa)``: the seating prior at the level
     of table counts, every seating with these counts summed out.
@@ -507,7 +507,7 @@ def log_count_prob(n, m, o, alpha, gamma, kappa, S, row):
     return lp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_maxima(n, m, o):
     """Largest transition count and largest table count (override tables
     included) of any restaurant and dish."""

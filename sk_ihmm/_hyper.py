@@ -27,7 +27,7 @@ __all__ = ["resample_concentrations", "rho_prior"]
 _TINY = np.finfo(float).tiny
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_beta_auxiliaries(alpha, kappa, nj, rng):
     """The auxiliary variables of Teh et al. (2006, appendix A): ``log w_j``,
     ``w_j ~ Beta(alpha (+ kappa for a state restaurant), n_j)`` for every
@@ -60,7 +60,7 @@ def rho_prior(priors):
 
 # compiled into its callers' cache entries (_pgas, _collapsed): after a change,
 # clear their numba caches too (numba checks only the caller's file)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def resample_concentrations(alpha, gamma, kappa, nj, root_tables, override_tables, n_dishes,
                             priors, rho_beta, resample, rng, out):
     """Draw new ``alpha, gamma, kappa`` given the seating counts, into ``out``.

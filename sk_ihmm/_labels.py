@@ -6,7 +6,7 @@ from numba import njit
 __all__ = ["compact_labels"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def compact_labels(x):
     """Relabel ``x`` (labels >= 1; 0 is reserved) in place to ``1..K`` by first appearance.
 

@@ -57,7 +57,7 @@ _NEG_INF = -np.inf
 # --------------------------------------------------------------------------
 # small helpers
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _linear_trans(log_trans):
     """Return (A, shift) with A = exp(log_trans - shift), shift = finite max."""
     K = log_trans.shape[0]
@@ -76,7 +76,7 @@ def _linear_trans(log_trans):
     return A, shift
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _linear_vec(log_w, out):
     """out = exp(log_w - max); return the max (0 if every entry is -inf)."""
     m = _NEG_INF
@@ -90,7 +90,7 @@ def _linear_vec(log_w, out):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sum_add(s, c, x):
     """Neumaier compensated summation: add x to (s, c); true sum is s + c."""
     t = s + x
@@ -101,7 +101,7 @@ def _sum_add(s, c, x):
     return t, c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _transpose(A, At):
     """``At[j, i] = A[i, j]`` (square matrices)."""
     K = A.shape[0]
@@ -110,7 +110,7 @@ def _transpose(A, At):
             At[j, i] = A[i, j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _predict(prev, At, pred):
     """pred[j] = sum_i prev[i] * A[i, j], from the transpose ``At`` (each
     entry a dot product of contiguous rows)."""
@@ -134,7 +134,7 @@ _FLUSH = 1e-280
 _EXP_FLOOR = -700.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _forward(pred, At, emit, alpha, store, linear):
     """Scaled forward pass (fused loop) on linear weights.
 
@@ -217,7 +217,7 @@ def _forward(pred, At, emit, alpha, store, linear):
     return msum + mcomp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _forward_log(log_init, log_trans, log_emit, alpha, store):
     """``_forward`` on log weights: returns ``(log_z, A, At)`` with ``A`` the
     shifted linear transition matrix and ``At`` its transpose (``log_z``
@@ -237,7 +237,7 @@ def _forward_log(log_init, log_trans, log_emit, alpha, store):
     return s + c, A, At
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_index(w, K, rng):
     """Draw an index with probability proportional to w[:K] (w >= 0, sum > 0)."""
     s = 0.0
@@ -249,7 +249,7 @@ def _sample_index(w, K, rng):
 # --------------------------------------------------------------------------
 # FFBS
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ffbs(init, A, emit, final, rng, out, work, linear):
     """The forward filter / backward sampler of :func:`ffbs_linear` (linear
     ``emit``) and :func:`ffbs` (log ``emit``, ``linear`` false). ``work``:
@@ -290,7 +290,7 @@ def _ffbs(init, A, emit, final, rng, out, work, linear):
     return logz
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ffbs_linear(init, A, emit, final, rng, out, work):
     """Forward-filtering backward-sampling of one path, linear weights.
 
@@ -335,7 +335,7 @@ def ffbs_linear(init, A, emit, final, rng, out, work):
 LINEAR_WEIGHT_FLOOR = -300.0
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def linear_weights(log_w, out, scratch):
     """``out[j, t] = exp(max(log_w[j, t] - max_j' log_w[j', t], -300))``: the
     log weights of each step shifted by their maximum and exponentiated,
@@ -374,7 +374,7 @@ def linear_weights(log_w, out, scratch):
     exp_scale(out.reshape(K * L), scratch[:K].reshape(K * L))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     """Forward-filtering backward-sampling of one path.
 
@@ -425,14 +425,14 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     return s + c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _check_path(path, L, K):
     for t in range(L):
         if path[t] < 0 or path[t] >= K:
             raise ValueError("path contains a state outside [0, K)")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def path_log_weight(log_init, log_trans, log_emit, log_final, path):
     """Unnormalised log weight of one path (the same factors as ``ffbs``).
 
@@ -453,7 +453,7 @@ def path_log_weight(log_init, log_trans, log_emit, log_final, path):
     return s + log_final[x]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def path_log_weight_linear(init, A, emit, final, path):
     """:func:`path_log_weight` for the linear weights of :func:`ffbs_linear`.
 
@@ -486,7 +486,7 @@ def path_log_weight_linear(init, A, emit, final, path):
 # --------------------------------------------------------------------------
 # beam sampling
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def beam_sample_linear(init, A, emit, final, path_old, rng, out, fwork, iwork):
     """One beam-sampling move on linear weights (the core of :func:`beam_sample`).
 
@@ -512,7 +512,7 @@ def beam_sample_linear(init, A, emit, final, path_old, rng, out, fwork, iwork):
 _BEAM_DENSE_MIN_K = 8
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _diagonal_step(off, idx, lo, hi, vt):
     """Whether the slice ``vt`` is at least the largest off-diagonal weight
     ``off[i]`` of every active state ``i = idx[lo:hi]``."""
@@ -522,7 +522,7 @@ def _diagonal_step(off, idx, lo, hi, vt):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _beam_slices(init, A, path_old, K, rng, v):
     """The slice variables ``v[t] = w_t U``, ``w_t`` the weight of the old
     path's step ``t``, ``U`` uniform (step 1 of :func:`_beam`)."""
@@ -545,7 +545,7 @@ def _beam_slices(init, A, path_old, K, rng, v):
         x = y
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, linear):
     """Sparse forward filter of the sliced HMM (step 2 of :func:`_beam`):
     the normalised masses of step ``t`` in CSR storage, ``idx[ptr[t]:ptr[t +
@@ -634,7 +634,7 @@ def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, li
     return nnz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _beam_backward(A, final, v, ptr, idx, val, wbuf, rng, out):
     """Backward sampling over the stored masses (step 3 of :func:`_beam`).
     It is FFBS's backward pass, on the sparse storage of the forward filter
@@ -667,7 +667,7 @@ def _beam_backward(A, final, v, ptr, idx, val, wbuf, rng, out):
         out[t - 1] = x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
     """The move of :func:`beam_sample_linear` (linear ``emit``) and
     :func:`beam_sample` (log ``emit``, ``linear`` false): slice variables
@@ -703,7 +703,7 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
     return nnz
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     """One beam-sampling move (Van Gael et al., 2008).
 
@@ -741,7 +741,7 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
 # --------------------------------------------------------------------------
 # smoothing, Viterbi, likelihood
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_backward(log_init, log_trans, log_emit):
     """Log-likelihood and posterior marginals.
 
@@ -790,7 +790,7 @@ def forward_backward(log_init, log_trans, log_emit):
     return logz, gamma
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def viterbi(log_init, log_trans, log_emit):
     """Most likely path (ties -> smallest index) and its log joint weight.
 
@@ -854,7 +854,7 @@ def viterbi(log_init, log_trans, log_emit):
     return score, path
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_loglik(log_init, log_trans, log_emit):
     """Log of the total weight over all paths (scaled forward, O(K) memory)."""
     L, K = log_emit.shape

@@ -34,13 +34,13 @@ from numba import njit
 __all__ = ["hold", "nrt_free", "uniform_int"]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def hold(a):
     """Use ``a`` and do nothing: keeps it alive to the end of an inlined kernel."""
     pass
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def uniform_int(n, rng):
     """Uniform integer in ``0..n-1`` from one uniform double. numba's
     ``Generator.integers`` allocates, which a kernel compiled by
@@ -51,6 +51,6 @@ def uniform_int(n, rng):
 def nrt_free(func):
     """``njit(cache=True)`` with numba's reference counting switched off."""
     try:
-        return njit(cache=True, _nrt=False)(func)
+        return njit(cache=True, nogil=True, _nrt=False)(func)
     except (KeyError, TypeError):  # pragma: no cover - depends on numba
-        return njit(cache=True)(func)
+        return njit(cache=True, nogil=True)(func)

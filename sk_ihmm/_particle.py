@@ -35,7 +35,7 @@ __all__ = ["particle_filter", "snapshot_log_likelihoods", "initial_labels"]
 CHUNK_WORK = 4_000_000
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _resample_into(particles, spare, ancestors, hi):
     """Copy particle ``ancestors[p]`` into slot ``p`` of ``spare``, for every
     ``p``: the counts and statistics of its labels ``< hi`` and its totals."""
@@ -56,7 +56,7 @@ def _resample_into(particles, spare, ancestors, hi):
         to_cur[p] = cur[c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _max(a):
     """``a.max()`` of a non-empty 1-d array, NaN first found included: numba's
     ``max`` iterates with ``np.nditer``, slow to compile, once per dtype."""
@@ -72,7 +72,7 @@ def _max(a):
     return mx
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _normalise(logw):
     """Normalise the log weights in place; returns their effective sample size."""
     P = logw.shape[0]
@@ -88,7 +88,7 @@ def _normalise(logw):
     return 1.0 / ess_den
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _systematic(logw, rng, a):
     """Systematic resampling of the normalised ``logw``: ancestors into ``a``."""
     P = logw.shape[0]
@@ -103,7 +103,7 @@ def _systematic(logw, rng, a):
         a[p] = c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st, p, j, conc, fam,
                             hyp, Y, t, lw):
     """Log weights of particle ``p``'s next label, label ``k`` in ``lw[k -
@@ -126,7 +126,7 @@ def _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st, p, j
     return nk, m_lw
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _seat(counts, row_sums, root_counts, m_tot, p, j, k, conc, rng):
     """Seat particle ``p``'s customer ``j -> k``; its table (a root table or
     not) is drawn from the counts only."""
@@ -141,7 +141,7 @@ def _seat(counts, row_sums, root_counts, m_tot, p, j, k, conc, rng):
     row_sums[p, j] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_first, fam, hyp,
               rng, keep_paths, paths, anc, out):
     """Filter steps ``t_begin .. t_end - 1``, writing ``out[t]``.

@@ -127,7 +127,7 @@ def _make_handle(rng):
     return np.array((addr, addr, u64, u32, dbl), dtype=np.uint64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _probe(rng):
     g = as_generator(rng)
     return g.random()
@@ -154,7 +154,7 @@ def _check_handles():
 
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def draw_index(w, n, r):
     """The categorical draw: the index ``i < n`` with ``r < w[0] + ... + w[i]``,
     skipping zero weights (``w >= 0``).

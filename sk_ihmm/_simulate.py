@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_markov_chain(startprob, transmat, n_steps, rng):
     """Draw ``n_steps`` states of a chain with the given start and transition
     probabilities (inverse-CDF sampling, one uniform per step)."""

@@ -41,7 +41,7 @@ _LN2_HI = 0.693145751953125          # 22713 / 32768
 _LN2_LO = 1.4286068203094173e-06     # ln 2 - _LN2_HI
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def exp_reduce(v):
     """``(b, r)``: ``b = v / ln 2 + 1.5 * 2^52``, whose bit pattern holds
     ``n = round(v / ln 2)`` (:func:`exp_scale` reads it), and ``r = v - n
@@ -51,14 +51,14 @@ def exp_reduce(v):
     return b, (v - n * _LN2_HI) - n * _LN2_LO
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def exp_poly7(r):
     """``exp(r)`` for ``|r| <= ln 2 / 2``, relative error below 6e-9."""
     return 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
         1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def exp_poly13(r):
     """``exp(r)`` for ``|r| <= ln 2 / 2``, within about one ulp."""
     return 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
@@ -67,7 +67,7 @@ def exp_poly13(r):
                 1.0 / 479001600.0 + r * (1.0 / 6227020800.0)))))))))))))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def exp_scale(out, bits):
     """``out[i] *= 2^n_i`` for the ``b_i`` of :func:`exp_reduce` stored in
     ``bits`` (1-D float arrays of the same length; ``out`` holds ``exp(r_i)``)."""
@@ -77,7 +77,7 @@ def exp_scale(out, bits):
         ob[i] += (nb[i] - _ROUND_BITS) << 52
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def exp_inplace(a, bits):
     """``a[i] = exp(clip(a[i], EXP_MIN, EXP_MAX))`` within about one ulp.
 

@@ -150,10 +150,19 @@ def test_minor_states_are_left_out_of_the_point_summary(gauss_data):
     assert np.mean(labels_pred[kept] == remap[labels[kept]]) > 0.95
 
 
-def test_reproducible_across_n_jobs(gauss_data):
+@pytest.mark.parametrize("n_jobs, backend", [(None, None), (2, None), (2, "loky")])
+def test_reproducible_across_n_jobs(gauss_data, n_jobs, backend):
+    """Serial chains equal chains run at once: in threads (``n_jobs=None``,
+    one per chain up to the cores, and ``n_jobs=2``) and in worker
+    processes (a joblib ``loky`` backend)."""
+    import contextlib
+
+    from joblib import parallel_config
+
     X, _ = gauss_data
     a = InfiniteHMM(max_time=0, n_jobs=1, **FAST).fit(X)
-    b = InfiniteHMM(max_time=0, n_jobs=2, **FAST).fit(X)
+    with parallel_config(backend=backend) if backend else contextlib.nullcontext():
+        b = InfiniteHMM(max_time=0, n_jobs=n_jobs, **FAST).fit(X)
     for sa, sb in zip(a.state_samples_, b.state_samples_):
         np.testing.assert_array_equal(sa, sb)
     for key in a.trace_:
@@ -309,3 +318,22 @@ def test_covariance_type_errors(kwargs, match):
 def test_multivariate_gaussian_rejects_bad_nu0():
     with pytest.raises(ValueError, match="nu0"):
         InfiniteHMM(max_time=0, emission=MultivariateGaussian(nu0=0.5), **FAST).fit(np.zeros((6, 3)))
+
+
+def test_chains_at_once():
+    """``n_jobs=None`` runs one thread per chain up to the cores numba may
+    use; inside a joblib worker process (a parallel grid search) that is
+    one, so nested fits do not oversubscribe the machine."""
+    from joblib import Parallel, cpu_count, delayed
+    from numba import config
+
+    from sk_ihmm._estimator import _chains_at_once
+
+    assert _chains_at_once(None, 4) == min(4, config.NUMBA_NUM_THREADS)
+    assert _chains_at_once(None, 1) == 1
+    assert _chains_at_once(1, 4) == 1
+    assert _chains_at_once(-1, 64) == cpu_count()
+    assert _chains_at_once(3, 2) == 2
+    if cpu_count() > 1:
+        in_workers = Parallel(n_jobs=2, backend="loky")(delayed(_chains_at_once)(None, 4) for _ in range(2))
+        assert in_workers == [max(1, cpu_count() // 2)] * 2

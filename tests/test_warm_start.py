@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 from sklearn.exceptions import ConvergenceWarning
 
 from sk_ihmm import InfiniteHMM
@@ -67,7 +68,8 @@ def test_parallel_rounds_on_long_sequences(sampler):
               max_time=None, max_sweeps=4, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        parallel = InfiniteHMM(n_jobs=2, **kw).fit(X)
+        with parallel_config(backend="loky"):       # worker processes, not threads
+            parallel = InfiniteHMM(n_jobs=2, **kw).fit(X)
         serial = InfiniteHMM(n_jobs=1, **kw).fit(X)
     assert parallel.convergence_["n_rounds"] == 2
     for a, b in zip(parallel.state_samples_, serial.state_samples_):

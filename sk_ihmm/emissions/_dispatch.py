@@ -99,7 +99,7 @@ def _log_pred_ol(fam, stats, k, hyp, Y, t):
     return lambda fam, stats, k, hyp, Y, t: f(stats, k, hyp, Y, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def log_pred(fam, stats, k, hyp, Y, t):
     """Log posterior predictive of observation ``Y[t]`` given the statistics
     ``stats[k]`` of one state (all zeros: the prior predictive)."""
@@ -125,7 +125,7 @@ def _update_ol(fam, stats, k, Y, t, sign):
     return impl
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def update(fam, stats, k, Y, t, sign):
     """Add (``sign=+1``) or remove (``-1``) observation ``Y[t]`` in ``stats[k]``."""
     _update(fam, stats, k, Y, t, sign)
@@ -150,7 +150,7 @@ def _param_loglik_ol(fam, param, k, Y, t):
     return lambda fam, param, k, Y, t: f(param, k, Y, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def param_loglik(fam, param, k, Y, t):
     """Log density of observation ``Y[t]`` under the explicit parameters ``param[k]``."""
     return _param_loglik(fam, param, k, Y, t)
@@ -169,7 +169,7 @@ def _sample_param_ol(fam, stats, k, hyp, rng, out, j):
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_param(fam, stats, k, hyp, rng, out, j):
     """Draw explicit parameters from the posterior given ``stats[k]`` into ``out[j]``."""
     _sample_param(fam, stats, k, hyp, rng, out, j)
@@ -196,7 +196,7 @@ def _log_marginal_ol(fam, stats, k, hyp):
 
 
 # -------------------------------------------------------------- whole table
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_marginal_sum(fam, stats, hyp):
     """``sum_k log p(observations of k)`` over the rows of ``stats`` (closed
     form, parameters integrated out; a row without observations adds 0):
@@ -230,7 +230,7 @@ def _add_labelled_ol(fam, stats, x, Y):
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def add_labelled(fam, stats, x, Y):
     """Add every observation ``Y[t]`` to ``stats[x[t]]`` (``x`` of length
     ``len(Y)``): the statistics of a labelled sequence in one call. Same
@@ -260,7 +260,7 @@ def _log_pred_block_ol(fam, stats, labels, n_labels, hyp, Y, start, length, out)
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_pred_block(fam, stats, labels, n_labels, hyp, Y, start, length, out):
     """``out[l, c] = log_pred(fam, stats, labels[c], hyp, Y, start + l)`` for
     ``c < n_labels`` and ``l < length``: the emission matrix of a block, in
@@ -298,7 +298,7 @@ def _log_proposal_block_ol(fam, stats, labels, n_labels, hyp, Y, start, length, 
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_proposal_block(fam, stats, labels, n_labels, hyp, Y, start, length, out,
                        prior_pred, work):
     """Log emission weights of a block for a Metropolis-Hastings proposal,
@@ -337,7 +337,7 @@ def _move_stats_ol(fam, stats, Y, b, xb, sign, work):
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def move_stats(fam, stats, Y, b, xb, sign, work):
     """Add (``sign=+1``) or remove (``-1``) the observations ``Y[b + l]`` of
     labels ``xb[l]``: :func:`update` for each step, without the log
@@ -383,7 +383,7 @@ def _move_block_ol(fam, stats, hyp, Y, b, xb, sign, work):
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def move_block(fam, stats, hyp, Y, b, xb, sign, work):
     """Add (``sign=+1``) or remove (``sign=-1``) the observations
     ``Y[b + l]`` of labels ``xb[l]``, ``l < len(xb)``; return their log joint
@@ -426,7 +426,7 @@ def _shifted_param_loglik_block_ol(fam, param, n, Y, start, length, out):
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def shifted_param_loglik_block(fam, param, n, Y, start, length, out):
     """``out[l, k] = param_loglik(fam, param, k, Y, start + l)`` for the
     states ``k = 1..n`` and ``l < length``, then every row ``out[l, :n + 1]``
@@ -452,7 +452,7 @@ def _resample_hyperparameters_ol(fam, stats, hyp, rng):
     return impl
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def resample_hyperparameters(fam, stats, hyp, rng):
     """Draw the family's sampled hyperparameters in ``hyp`` (in place) given
     the statistics ``stats`` of the used states; nothing for a family whose
@@ -470,7 +470,7 @@ def log_prior_predictive(fam, n_stats, hyp, Y):
     return out[:, 0].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_emission_matrix(fam, stats, hyp, Y):
     """``(n_timesteps, n_states)`` log predictive densities of every
     observation under every state's statistics."""

@@ -21,7 +21,7 @@ from numba import njit
 __all__ = ["sample_inverse_wishart_cholesky"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_inverse_wishart_cholesky(psi, nu, rng):
     """Lower Cholesky factor of one draw ``Sigma ~ IW(nu, psi)``.
 

@@ -55,7 +55,7 @@ _LOG_2PI = LOG_2PI
 _H0 = 4                   # offset of mu in hyp
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _offsets(W):
     """Column offsets of a row of statistics for rows of ``W`` columns:
     ``(o_m2, o_f, o_L, o_c, o_s, q)`` (the mean is at 1)."""
@@ -67,7 +67,7 @@ def _offsets(W):
     return o_m2, o_f, o_L, o_c, o_c + 4, q
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _factor(stats, k, hyp):
     """Build the cache of ``stats[k]``: the Cholesky factor of ``G``, the
     predictive constants and both log determinants; set the flag."""
@@ -127,7 +127,7 @@ def _factor(stats, k, hyp):
     stats[k, o_f] = 1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _ensure_factor(stats, k, hyp):
     """Rebuild the cache of ``stats[k]`` if ``update`` changed the row since."""
     W = int(hyp[0]) * (int(hyp[1]) + 1)
@@ -135,7 +135,7 @@ def _ensure_factor(stats, k, hyp):
         _factor(stats, k, hyp)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_pred(stats, k, hyp, Y, t):
     _ensure_factor(stats, k, hyp)
     d = int(hyp[0])
@@ -164,7 +164,7 @@ def _log_pred(stats, k, hyp, Y, t):
     return stats[k, o_c] - 0.5 * d * math.log(c) - stats[k, o_c + 1] * math.log1p(maha / c)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     _ensure_factor(stats, k, hyp)
     d = int(hyp[0])
@@ -181,7 +181,7 @@ def _log_marginal(stats, k, hyp):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _update(stats, k, Y, t, sign):
     W = Y.shape[1]
     o_m2, o_f, o_L, o_c, o_s, q = _offsets(W)
@@ -211,12 +211,12 @@ def _update(stats, k, Y, t, sign):
     stats[k, o_f] = 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _count(stats, k):
     return stats[k, 0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_param(stats, k, hyp, rng, out_all, j):
     _ensure_factor(stats, k, hyp)
     d = int(hyp[0])
@@ -260,7 +260,7 @@ def _sample_param(stats, k, hyp, rng, out_all, j):
     out[o_ch + d * d] = -0.5 * d * _LOG_2PI - logdet
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _param_loglik(param_all, k, Y, t):
     W = Y.shape[1]
     d = (param_all.shape[1] - 1) // (W + 3)

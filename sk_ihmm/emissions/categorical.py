@@ -20,14 +20,14 @@ __all__ = ["Categorical"]
 
 CategoricalTag = family_tag("CategoricalTag", __name__)
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_pred(stats, k, hyp, Y, t):
     v = int(Y[t, 0])
     n_sym = stats.shape[1] - 1
     return math.log((stats[k, v] + hyp[0]) / (stats[k, n_sym] + n_sym * hyp[0]))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out):
     n_sym = stats.shape[1] - 1
     for c in range(n_labels):
@@ -37,7 +37,7 @@ def _log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out):
             out[l, c] = math.log(stats[k, int(Y[start + l, 0])] + hyp[0]) - log_den
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_proposal_table(stats, labels, n_labels, hyp, Y, start, length, out, work):
     # the values of _log_pred_block, label-major, from a table of each
     # label's log predictive per symbol (work[:n_sym]): one log per symbol
@@ -53,13 +53,13 @@ def _log_proposal_table(stats, labels, n_labels, hyp, Y, start, length, out, wor
             out[c, l] = work[int(Y[start + l, 0])]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _update(stats, k, Y, t, sign):
     stats[k, int(Y[t, 0])] += sign
     stats[k, stats.shape[1] - 1] += sign
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _move_block(stats, hyp, Y, b, xb, sign, work):
     # exact sequential predictives (adding in time order, removing in reverse,
     # each evaluated without its own observation), multiplied in linear space:
@@ -86,7 +86,7 @@ def _move_block(stats, hyp, Y, b, xb, sign, work):
     return log_r + math.log(prod)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_param(stats, k, hyp, rng, out, j):
     # out[j] = log probabilities of the symbols, drawn from the Dirichlet posterior
     n_sym = stats.shape[1] - 1
@@ -99,13 +99,13 @@ def _sample_param(stats, k, hyp, rng, out, j):
         out[j, v] = math.log(max(out[j, v] / tot, 1e-300))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _param_loglik(param, k, Y, t):
     return param[k, int(Y[t, 0])]
 
 
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     # log p(observations of k): Dirichlet-multinomial, exactly 0 for no data
     b = hyp[0]
@@ -119,12 +119,12 @@ def _log_marginal(stats, k, hyp):
 
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _count(stats, k):
     return stats[k, stats.shape[1] - 1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_proposal_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work):
     # exact values; a table per label when the symbols are no more than the steps
     n_sym = stats.shape[1] - 1

@@ -38,7 +38,7 @@ DiagonalGaussianTag = family_tag("DiagonalGaussianTag", __name__)
 _LOG_2PI = LOG_2PI
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_pred(stats, k, hyp, Y, t):
     # sum over the columns of the Student-t log densities of Y[t, d]: 2 a_n
     # degrees of freedom, location mu_n, squared scale b_n (lam_n + 1) / (a_n lam_n)
@@ -63,7 +63,7 @@ def _log_pred(stats, k, hyp, Y, t):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _update(stats, k, Y, t, sign):
     D = Y.shape[1]
     n_old = stats[k, 0]
@@ -91,7 +91,7 @@ def _update(stats, k, Y, t, sign):
     stats[k, 0] = n_new
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     """``sum_d [lgamma(a_n) - a_n log(b_n,d) - log(lam_n) / 2] - n D log(2 pi)
     / 2``: the log marginal likelihood of the observations of ``k`` up to a
@@ -109,12 +109,12 @@ def _log_marginal(stats, k, hyp):
     return D * (math.lgamma(a_n) - 0.5 * math.log(lam_n) - 0.5 * n * _LOG_2PI) - a_n * log_b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _count(stats, k):
     return stats[k, 0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_param(stats, k, hyp, rng, out, j):
     # per column: variance ~ InvGamma(a_n, b_n,d), mean ~ N(mu_n,d, variance / lam_n)
     D = (stats.shape[1] - 1) // 2
@@ -136,7 +136,7 @@ def _sample_param(stats, k, hyp, rng, out, j):
     out[j, 2 * D] = log_norm
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _param_loglik(param, k, Y, t):
     D = Y.shape[1]
     out = param[k, 2 * D]

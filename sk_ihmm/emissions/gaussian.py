@@ -36,7 +36,7 @@ GaussianTag = family_tag("GaussianTag", __name__)
 _LOG_2PI = LOG_2PI
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nig_posterior(n, mean, m2, hyp):
     mu0, lam0, a0, b0 = hyp[0], hyp[1], hyp[2], hyp[3]
     lam_n = lam0 + n
@@ -53,7 +53,7 @@ def _nig_posterior(n, mean, m2, hyp):
 HALF_STEP_SERIES_MIN = 30.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def lgamma_half_step(a):
     """``lgamma(a + 1/2) - lgamma(a) - log(a) / 2``.
 
@@ -73,7 +73,7 @@ def lgamma_half_step(a):
     return math.lgamma(a + 0.5) - math.lgamma(a) - 0.5 * math.log(a)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _predictive(n, mean, m2, hyp):
     """Student-t predictive as (mu_n, log-normaliser, 1/(nu s^2), (nu+1)/2)."""
     mu_n, lam_n, a_n, b_n = _nig_posterior(n, mean, m2, hyp)
@@ -85,14 +85,14 @@ def _predictive(n, mean, m2, hyp):
     return mu_n, c, 1.0 / (nu * scale2), 0.5 * (nu + 1.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _student_t(y, mu, log_norm, inv_scale, half_nu1):
     """Student-t log density from the cached predictive of a state (scalars)."""
     d = y - mu
     return log_norm - half_nu1 * math.log1p(d * d * inv_scale)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_cache(stats, k, hyp):
     # columns 3..7 cache the Student-t predictive; update() invalidates it
     stats[k, 4], stats[k, 5], stats[k, 6], stats[k, 7] = _predictive(
@@ -100,7 +100,7 @@ def _fill_cache(stats, k, hyp):
     stats[k, 3] = 1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_pred(stats, k, hyp, Y, t):
     if stats[k, 3] == 0.0:
         _fill_cache(stats, k, hyp)
@@ -113,7 +113,7 @@ def _log_pred(stats, k, hyp, Y, t):
 PROPOSAL_QUADRATIC_HALF_NU1 = 50.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out,
                           quadratic_above, prior_pred):
     """Student-t log predictives of a block; a state with ``(nu + 1) / 2 >
@@ -141,7 +141,7 @@ def _log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out,
                 out[l, c] = _student_t(Y[start + l, 0], mu, log_norm, inv_scale, half_nu1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _invalidate(stats, k):
     """Mark the cached predictive (columns 3-7) and log marginal (8, 9) of
     ``stats[k]`` stale: every change of the moments of a row goes with it."""
@@ -149,7 +149,7 @@ def _invalidate(stats, k):
     stats[k, 8] = 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _update(stats, k, Y, t, sign):
     n_old = stats[k, 0]
     n_new = n_old + sign
@@ -178,7 +178,7 @@ def _update(stats, k, Y, t, sign):
 _STIRLING_MIN = 30.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _stirling_tail(a):
     """``lgamma(a) - ((a - 1/2) log(a) - a + log(2 pi) / 2)`` for ``a >= 30``:
     ``1/(12a) - 1/(360a^3) + 1/(1260a^5) - 1/(1680a^7) + 1/(1188a^9)``, the
@@ -189,7 +189,7 @@ def _stirling_tail(a):
         -1.0 / 1680.0 + r2 * (1.0 / 1188.0)))))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     """``lgamma(a_n) - a_n log(b_n) - log(lam_n) / 2 - n log(2 pi) / 2``: the
     log marginal likelihood of the observations of ``k`` up to a constant of
@@ -216,7 +216,7 @@ def _log_marginal(stats, k, hyp):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_param(stats, k, hyp, rng, out, j):
     # out[j] = [mean, variance, log normaliser, 1 / (2 variance)]: the last two
     # spare param_loglik a log per call
@@ -228,7 +228,7 @@ def _sample_param(stats, k, hyp, rng, out, j):
     out[j, 3] = 0.5 / var
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _param_loglik(param, k, Y, t):
     d = Y[t, 0] - param[k, 0]
     return param[k, 2] - param[k, 3] * d * d
@@ -241,7 +241,7 @@ def _param_loglik(param, k, Y, t):
 # The scratch columns let log_pred / update / the log marginal work without
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_labelled(stats, x, Y):
     # two passes (counts and sums, then squared deviations from each label's
     # batch mean), merged into the existing rows by the pairwise update of
@@ -301,7 +301,7 @@ def _add_labelled(stats, x, Y):
 
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shifted_block(param, n, Y, start, length, out):
     # the parameters as contiguous scalars: the row loop then reads no
     # strided column of param, and the row maximum is taken as the row is
@@ -327,7 +327,7 @@ def _shifted_block(param, n, Y, start, length, out):
 
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _block_sums(stats, Y, b, xb, work):
     """Sums of the block's observations per label, about the label's mean:
     ``stats[k, 10:13] = (m, sum (y - mean_k), sum (y - mean_k)^2)`` over the
@@ -353,7 +353,7 @@ def _block_sums(stats, Y, b, xb, work):
     return n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _merge_sums(stats, k, sign):
     """Add (``sign=+1``) or remove (``-1``) the block sums of
     :func:`_block_sums` in ``stats[k]`` and clear them. About the old
@@ -380,17 +380,17 @@ def _merge_sums(stats, k, sign):
     hold(stats)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _count(stats, k):
     return stats[k, 0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_pred_block_exact(stats, labels, n_labels, hyp, Y, start, length, out):
     _log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out, math.inf, hyp[:0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_proposal_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work):
     # the quadratic form for states with many observations (see
     # PROPOSAL_QUADRATIC_HALF_NU1); out is label-major, the block loop step-major
@@ -398,14 +398,14 @@ def _log_proposal_block(stats, labels, n_labels, hyp, Y, start, length, out, pri
                     PROPOSAL_QUADRATIC_HALF_NU1, prior_pred)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _move_stats(stats, Y, b, xb, sign, work):
     n = _block_sums(stats, Y, b, xb, work)
     for i in range(n):
         _merge_sums(stats, work[i], sign)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _move_block(stats, hyp, Y, b, xb, sign, work):
     # closed form: the change of each touched label's log marginal likelihood
     n = _block_sums(stats, Y, b, xb, work)

@@ -35,14 +35,14 @@ HCRPCategoricalTag = family_tag("HCRPCategoricalTag", __name__)
 _W = 8   # offset of the pseudo-counts in hyp
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_pred(stats, k, hyp, Y, t):
     v = int(Y[t, 0])
     n_sym = stats.shape[1] - 1
     return math.log((stats[k, v] + hyp[_W + v]) / (stats[k, n_sym] + hyp[1]))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     # Dirichlet-multinomial with pseudo-counts w: exactly 0 for no data
     V = stats.shape[1] - 1
@@ -53,7 +53,7 @@ def _log_marginal(stats, k, hyp):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_param(stats, k, hyp, rng, out, j):
     # out[j] = log symbol probabilities, from the Dirichlet posterior
     V = stats.shape[1] - 1
@@ -66,7 +66,7 @@ def _sample_param(stats, k, hyp, rng, out, j):
         out[j, v] = math.log(max(out[j, v] / tot, 1e-300))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _n_tables(n, weight, rng):
     """Tables of a Chinese restaurant of concentration ``weight`` after ``n``
     customers (Antoniak): customer ``i`` opens one with probability
@@ -78,7 +78,7 @@ def _n_tables(n, weight, rng):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _resample(stats, hyp, rng):
     V = stats.shape[1] - 1
     alpha_e, gamma_e = hyp[1], hyp[2]

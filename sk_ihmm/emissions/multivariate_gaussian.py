@@ -29,7 +29,7 @@ MultivariateGaussianTag = family_tag("MultivariateGaussianTag", __name__)
 _LOG_2PI = LOG_2PI
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _niw_posterior(stats, hyp):
     d = int(hyp[0])
     k0, nu0 = hyp[1], hyp[2]
@@ -50,13 +50,13 @@ def _niw_posterior(stats, hyp):
     return d, mu_n, k_n, nu0 + n, psi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dim_of(n_stats):
     # n_stats = 2 D^2 + 3 D + 1
     return int(round((math.sqrt(8.0 * n_stats + 1.0) - 3.0) / 4.0))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _niw_posterior_scratch(stats, k, hyp):
     """NIW posterior of ``stats[k]`` written into its scratch columns:
     ``psi_n`` (row-major) at ``1 + D + D^2`` and ``mu_n`` after it. Returns
@@ -78,7 +78,7 @@ def _niw_posterior_scratch(stats, k, hyp):
     return d, k_n, nu0 + n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cholesky_scratch(stats, k, o, d, f):
     """In place: the lower Cholesky factor of ``f * S``, ``S`` the ``d x d``
     row-major matrix at ``stats[k, o:]`` (its lower triangle is read, the
@@ -99,7 +99,7 @@ def _cholesky_scratch(stats, k, o, d, f):
     return logdet
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_pred(stats, k, hyp, Y, t):
     d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
     o_s = 1 + d + d * d
@@ -125,7 +125,7 @@ def _log_pred(stats, k, hyp, Y, t):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     # log p(observations of k) up to a constant of the prior
     d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
@@ -136,7 +136,7 @@ def _log_marginal(stats, k, hyp):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _update(stats, k, Y, t, sign):
     d = _dim_of(stats.shape[1])
     o_z = 1 + 2 * d + 2 * d * d      # scratch: the old mean
@@ -165,7 +165,7 @@ def _update(stats, k, Y, t, sign):
         stats[k, 0] = n_new
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_param(stats, k, hyp, rng, out_all, j):
     # out[j] = [mean (D), lower Cholesky factor of the covariance (D*D, row-major),
     # log normaliser -D/2 log(2 pi) - log det(chol) | scratch (D)]: the scratch
@@ -186,7 +186,7 @@ def _sample_param(stats, k, hyp, rng, out_all, j):
     out[d + d * d] = -0.5 * d * _LOG_2PI - logdet
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _param_loglik(param_all, k, Y, t):
     # row layout of _sample_param: (D + 1)^2 entries
     d = int(round(math.sqrt(param_all.shape[1]))) - 1
@@ -203,7 +203,7 @@ def _param_loglik(param_all, k, Y, t):
     return param_all[k, d + d * d] - 0.5 * maha
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _count(stats, k):
     return stats[k, 0]
 

@@ -35,7 +35,7 @@ PoissonTag = family_tag("PoissonTag", __name__)
 MAX_COUNT = 2**40
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_pred(stats, k, hyp, Y, t):
     D = Y.shape[1]
     a0 = hyp[1]
@@ -50,7 +50,7 @@ def _log_pred(stats, k, hyp, Y, t):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _update(stats, k, Y, t, sign):
     D = Y.shape[1]
     n = stats[k, 0] + sign
@@ -65,7 +65,7 @@ def _update(stats, k, Y, t, sign):
         stats[k, 1 + D] += sign * math.lgamma(y + 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     D = stats.shape[1] - 2
     a0 = hyp[1]
@@ -78,12 +78,12 @@ def _log_marginal(stats, k, hyp):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _count(stats, k):
     return stats[k, 0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_param(stats, k, hyp, rng, out, j):
     D = stats.shape[1] - 2
     for d in range(D):
@@ -93,7 +93,7 @@ def _sample_param(stats, k, hyp, rng, out, j):
         out[j, D + d] = rate
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _param_loglik(param, k, Y, t):
     D = Y.shape[1]
     out = 0.0

@@ -73,7 +73,7 @@ class CollapsedState:
             self.seating = s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
     """Seat the customers and add the emissions of a complete labelled sequence
     (a new seating, no undo)."""
@@ -101,7 +101,7 @@ def init_collapsed(problem, x0, rng):
     return state
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_joint(s, stats, fam, hyp):
     return log_seating_prob(s) + log_marginal_sum(fam, stats, hyp)
 
@@ -111,7 +111,7 @@ def log_joint(state, problem):
     return float(_log_joint(state.seating, state.stats, problem.fam, state.hyp))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish(s, stats, fam, hyp, priors, rho, resample, rng):
     """:func:`finish_sweep` in one kernel call: resample ``s.conc`` in place
     when asked (:mod:`sk_ihmm._hyper`, either hyperprior) and the family's

@@ -101,7 +101,7 @@ class PGASState:
 # --------------------------------------------------------------------------
 # random variates (numba; randomness only from the Generator argument)
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _log_gamma_variate(shape, rng):
     """``log G`` with ``G ~ Gamma(shape, 1)``, accurate for tiny shapes
     (``G = G' U^(1/shape)``, ``G' ~ Gamma(shape + 1)``); ``-inf`` for shape 0."""
@@ -115,7 +115,7 @@ def _log_gamma_variate(shape, rng):
     return math.log(rng.gamma(shape, 1.0))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _beta_split(a, b, rng):
     """``(p, 1 - p)`` with ``p ~ Beta(a, b)``, both without cancellation.
 
@@ -132,7 +132,7 @@ def _beta_split(a, b, rng):
     return 1.0 / (1.0 + math.exp(d)), 1.0 / (1.0 + math.exp(-d))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dirichlet(shapes, out, rng):
     """Fill ``out`` with a ``Dir(shapes)`` draw (normalised in log space)."""
     mx = -np.inf
@@ -165,7 +165,7 @@ def _dirichlet(shapes, out, rng):
         out[c] /= tot
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _cumulative(w, cum):
     """``cum[0] = cumsum(w)``; returns the total. When every weight is zero
     the row is that of equal weights (a uniform draw)."""
@@ -183,7 +183,7 @@ def _cumulative(w, cum):
     return tot
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _search_row(cum, r, u):
     """Smallest ``i`` with ``u < cum[r, i]`` (row ``r`` of ``cum`` non-decreasing,
     ``u < cum[r, -1]``; the last index if ``u`` is not).
@@ -203,7 +203,7 @@ def _search_row(cum, r, u):
 # --------------------------------------------------------------------------
 # conditional SMC with ancestor sampling on the lazily expanded state space
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _resized(pi, beta, phi, C):
     """Copies of ``pi``, ``beta``, ``phi`` with room for labels ``< C``
     (the new entries zero)."""
@@ -222,13 +222,13 @@ def _resized(pi, beta, phi, C):
     return pi2, beta2, phi2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow(pi, beta, phi, need):
     """Copies of the parameter arrays with room for labels ``< need`` (doubling)."""
     return _resized(pi, beta, phi, max(2 * pi.shape[0], need))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _new_state(pi, beta, phi, K, hit_row, alpha, gamma, kappa, zero_stats, hyp,
                fam, shapes, rng):
     """Realise state ``K + 1`` from the conditional prior.
@@ -257,7 +257,7 @@ def _new_state(pi, beta, phi, K, hit_row, alpha, gamma, kappa, zero_stats, hyp,
     em.sample_param(fam, zero_stats, np.int64(0), hyp, rng, phi, k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp,
                      fam, rng):
     """Realise unused states until the root remainder ``beta[0]`` is ``<= eps``.
@@ -275,7 +275,7 @@ def _realise_down_to(pi, beta, phi, K, eps, alpha, gamma, kappa, zero_stats, hyp
     return pi, beta, phi, K
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _scan_row(w, j, lo, hi, u, skip):
     """Column ``k`` in ``lo..hi`` of row ``j`` that ``u`` falls in when the
     weights ``w[j, lo..hi]`` other than column ``skip`` (``-1``: none) are
@@ -294,7 +294,7 @@ def _scan_row(w, j, lo, hi, u, skip):
     return found
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa, zero_stats, hyp, fam,
                      shapes, tail, rng):
     """Realise state ``K + 1`` as the one a particle of row ``j`` moves into
@@ -304,7 +304,7 @@ def _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa, zero_stats, h
     return K + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_tail(pi, j, K0):
     """Mass of the row of the newest state ``j`` outside the explicit set
     ``1..K0`` (remainder included)."""
@@ -320,7 +320,7 @@ def _row_tail(pi, j, K0):
 _CHUNK = 4096
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior, bits):
     """Emission terms of the posterior proposal at steps ``start .. start + n - 1``.
 
@@ -342,7 +342,7 @@ def _emission_terms(fam, phi, K0, Y, start, n, ef, l_prior, bits):
     exp_inplace(ef.reshape(-1)[:m], bits[:m])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _proposal_row(pi, j, r, stamp, K0, tail, ef, c, zrow, z_stamp):
     """Weights of the posterior proposal from state ``j`` at the step of
     emission row ``c`` (global time index ``stamp``), into slot ``r``:
@@ -382,7 +382,7 @@ def _proposal_row(pi, j, r, stamp, K0, tail, ef, c, zrow, z_stamp):
     hold(z_stamp)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _row_mode(zrow, r, K0):
     """The explicit state of largest weight in proposal row ``r``: returns
     ``(idx, weight)``, its column and its weight."""
@@ -396,7 +396,7 @@ def _row_mode(zrow, r, K0):
     return idx, best
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _binomial_from_top(m, p, u):
     """``Binomial(m, p)`` variate for ``p >= 0.5`` by inversion from ``m``
     down (one uniform ``u``; expected ``1 + m (1 - p)`` terms); ``-1`` when
@@ -422,7 +422,7 @@ def _binomial_from_top(m, p, u):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _linear_weights(logw, w):
     """``w = exp(logw - max)`` (all ones if every ``logw`` is ``-inf``)."""
     mx = -np.inf
@@ -432,7 +432,7 @@ def _linear_weights(logw, w):
         w[i] = math.exp(logw[i] - mx) if mx > -np.inf else 1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _ancestors(t, N, X, A, anc, w, v, cum, aw, pi, ref, rng):
     """Resampling of the particles of step ``t - 1`` by their weights ``w``
     and ancestor sampling of the reference (``v`` times the transition into
@@ -623,7 +623,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
     return s, t, K, n_changed
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _trace_back(x, a, L, X, A, w, cum, rng):
     """Draw the final particle by its weight, write its ancestry into
     ``x[a:a + L]``; returns the number of labels changed. A step whose
@@ -644,7 +644,7 @@ def _trace_back(x, a, L, X, A, w, cum, rng):
     return n_changed
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grown(arr, rows, fill):
     """``arr`` with ``rows`` rows, the new ones filled with ``fill``."""
     out = np.empty((rows,) + arr.shape[1:], dtype=arr.dtype)
@@ -659,7 +659,7 @@ def _grown(arr, rows, fill):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
           alpha, gamma, kappa, hyp, zero_stats, fam, rng, l_prior):
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
@@ -757,7 +757,7 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
 # --------------------------------------------------------------------------
 # parameters given the labels
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _counts(x, Y, seq_first, K, n_stats, fam):
     """Transition counts ``n`` (row 0 = start) and emission statistics."""
     n = np.zeros((K + 1, K + 1), np.int64)
@@ -774,7 +774,7 @@ def _counts(x, Y, seq_first, K, n_stats, fam):
 _TABLES_DIRECT = 8
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _crp_tables(nn, c, rng):
     """Number of tables ``nn >= 1`` customers of a CRP with concentration
     ``c > 0`` occupy: ``1 + sum_{i=1}^{nn-1} B_i``, ``B_i ~ Bernoulli(c / (i + c))``
@@ -814,7 +814,7 @@ def _crp_tables(nn, c, rng):
     return tables
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_tables(n, beta, alpha, kappa, rng):
     """Root-table counts ``m`` and override counts ``o`` given ``n`` and ``beta``.
 
@@ -846,7 +846,7 @@ def _sample_tables(n, beta, alpha, kappa, rng):
     return m, o
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_rows(n, beta, alpha, kappa, rng):
     """``pi_j ~ Dir(alpha beta + kappa delta_j + n_j)``, remainder in column 0."""
     K1 = n.shape[0]
@@ -862,7 +862,7 @@ def _sample_rows(n, beta, alpha, kappa, rng):
     return pi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sample_emission_params(stats, hyp, fam, n_params, rng):
     """``phi_k`` from the conjugate posterior given ``stats[k]`` (row 0 unused)."""
     phi = np.zeros((stats.shape[0], n_params))
@@ -878,7 +878,7 @@ def _log_joint(state, problem):
                            state.hyp, state._log_stirling)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parameters(x, Y, seq_first, K, n_stats, n_params, fam, hyp, beta_used, conc, priors,
                 rho, resample, rng):
     """Steps 2-6 of the sweep in one kernel: counts, tables, concentrations,
@@ -964,7 +964,7 @@ def init(problem, x0, rng):
     return state
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _explicit_set(x, pi, beta, phi, K, spare, eps, alpha, gamma, kappa, zero_stats, hyp, fam,
                   rng):
     """Working copies of the parameters of the ``K`` used states with the
@@ -985,7 +985,7 @@ def _explicit_set(x, pi, beta, phi, K, spare, eps, alpha, gamma, kappa, zero_sta
     return pi, beta, phi, K, K0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _explicit_first(x, pi, beta, phi, K, eps):
     """Relabel, in place, so that the states with ``beta > eps`` come first
     (labels ``1..K0``, order otherwise kept); returns ``K0``."""
@@ -1018,7 +1018,7 @@ def _explicit_first(x, pi, beta, phi, K, eps):
     return K0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, posterior, eps,
            hyp, fam, l_prior, n_stats, n_params, priors, rho, resample, rng):
     """One sweep in one kernel: the explicit set (posterior proposal), CSMC-AS

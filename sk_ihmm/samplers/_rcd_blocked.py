@@ -67,7 +67,7 @@ DEFAULT_BEAM_BLOCK_SIZE = 64
 RESEAT_PROB = 0.1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _make_blocks(starts, ends, block_size, offsets, bstart, bend):
     """Cut each sequence ``[starts[i], ends[i])`` into blocks.
 
@@ -100,7 +100,7 @@ def _max_blocks(starts, ends, block_size):
     return int(np.sum(1 + -(-(ends - starts) // block_size)))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order):
     """The blocks of a sweep at random offsets, in random order: fills
     ``offsets``, ``bstart``, ``bend`` and ``order`` (a uniform permutation of
@@ -118,7 +118,7 @@ def _plan_sweep(starts, ends, block_size, rng, offsets, bstart, bend, order):
 
 # The auxiliary CRP Q of Makino Algorithm 8: tables qlab[:nq] (labels) with
 # qcnt[:nq] customers, qn customers in all, concentration gamma.
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _crp_log_prob(qlab, qcnt, nq, qn, label, gamma):
     """Log probability that the CRP seats a customer at the table of ``label``
     (a new table if no table has it). Returns ``(log_prob, table)``; ``table ==
@@ -129,7 +129,7 @@ def _crp_log_prob(qlab, qcnt, nq, qn, label, gamma):
     return math.log(gamma / (qn + gamma)), nq
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _crp_draw(qcnt, nq, qn, gamma, rng):
     """Draw the table of a new customer. Returns ``(table, log_prob)``;
     ``table == nq`` means a new table."""
@@ -142,7 +142,7 @@ def _crp_draw(qcnt, nq, qn, gamma, rng):
     return nq, math.log(gamma / (qn + gamma))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _crp_seat(qlab, qcnt, nq, table, label):
     """Seat a customer at ``table`` (opening it with ``label`` if ``table ==
     nq``); returns the new number of tables."""
@@ -154,7 +154,7 @@ def _crp_seat(qlab, qcnt, nq, table, label):
     return nq + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scratch_sizes(l_max, C, width):
     """Lengths of the float and the int64 pieces of the blocked kernel's
     scratch, in the order :func:`_carve` takes them (blocks of at most
@@ -172,12 +172,12 @@ def _scratch(l_max, C, width):
     return np.empty(sum(floats)), np.empty(sum(ints), np.int64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _take(buf, o, n):
     return buf[o:o + n], o + n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _carve(fbuf, ibuf, l_max, C, width):
     """The views of :func:`_scratch`'s arrays (see the kernel for their use)."""
     f, i = _scratch_sizes(l_max, C, width)
@@ -204,7 +204,7 @@ def _carve(fbuf, ibuf, l_max, C, width):
             x_old, x_new, p_old, p_new, qlab, qcnt, iwork, cand, index, iwork_beam, fresh)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _room(L):
     """``(labels, tables)``: the free labels, and the free table slots and
     undo-log rows, a move on a block of ``L`` steps may need. The kernel
@@ -213,7 +213,7 @@ def _room(L):
     return need, 3 * need
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _candidates(per_label, totals, cand, index):
     """The labels in use outside the lifted block into ``cand[:K]`` (``index``
     maps each to its column) and a free label for 'new' into ``cand[K]``;
@@ -235,7 +235,7 @@ def _candidates(per_label, totals, cand, index):
     return K
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _candidate_weights(pairs, per_label, cand, index, K, prev, nxt, alpha, gamma, kappa,
                        root_w, init, trans, final):
     """Linear weights of the candidate HMM from the lifted counts: ``init``
@@ -275,7 +275,7 @@ def _candidate_weights(pairs, per_label, cand, index, K, prev, nxt, alpha, gamma
         final[c] = 1.0 if nxt <= 0 else trans[c, kf]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _current_path(xo, index, K, po, fresh):
     """The block's current labels as candidate columns into ``po``: a label
     used only inside the block is 'new' (column ``K``), and ``fresh`` lists
@@ -296,7 +296,7 @@ def _current_path(xo, index, K, po, fresh):
     return n_old
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _label_proposal(pn, cand, K, fresh, n_old, per_label, qlab, qcnt, gamma, rng, xn):
     """Labels ``xn`` of the proposal path ``pn``: a candidate column keeps its
     label, the 'new' steps are seated in the auxiliary CRP Q*, whose i-th
@@ -326,7 +326,7 @@ def _label_proposal(pn, cand, K, fresh, n_old, per_label, qlab, qcnt, gamma, rng
     return log_q, n_fresh
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_q_current(log_q, po, xo, K, qlab, qcnt, gamma):
     """``log_q`` plus the log probability that Q* seats the current block's
     'new' steps as they are labelled (added term by term: the sum's rounding
@@ -488,7 +488,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     return n_blocks, n_acc, n_vis, width, n_blocks
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reseat_blocks(pairs, per_label, tables, undo_log, totals, conc, x, seq_first, seq_last,
                    bstart, bend, n_blocks, prob, rng):
     """Gibbs update of the tables (:func:`~sk_ihmm.samplers._seqmoves.reseat_seq`)

@@ -38,7 +38,7 @@ from ..emissions import move_block, move_stats
 __all__ = ["remove_seq", "add_seq", "move_emissions", "reseat_seq", "lift_seq"]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _times(pn, pd, log_r, parts):
     """Multiply the running ratio ``exp(log_r) * pn / pd`` by the fraction
     ``parts = (num, den)`` (:func:`sk_ihmm._hcrp.pred_parts`, a probability:
@@ -106,7 +106,7 @@ def _seat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng):
     return log_r + (math.log(pn) - math.log(pd))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def lift_seq(pairs, per_label, xb, prev, nxt, d):
     """Add ``d`` to the transition counts (``pairs[N]``, ``per_label[NJ]``) of the
     customers of the block ``xb`` (between ``prev`` and ``nxt``, as in
@@ -147,7 +147,7 @@ def reseat_seq(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, 
         j = k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def remove_seq(pairs, per_label, tables, undo_log, totals, conc,
                stats, xb, Y, b, prev, nxt, fam, hyp, rng, work):
     """Remove the customers and emissions of a block (Makino Algorithm 6).
@@ -194,7 +194,7 @@ def remove_seq(pairs, per_label, tables, undo_log, totals, conc,
             + _unseat(pairs, per_label, tables, undo_log, totals, conc, xb, prev, nxt, rng))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def add_seq(pairs, per_label, tables, undo_log, totals, conc,
             stats, xb, Y, b, prev, nxt, fam, hyp, rng, work):
     """Add the customers and emissions of a block (Makino Algorithm 7).
@@ -212,7 +212,7 @@ def add_seq(pairs, per_label, tables, undo_log, totals, conc,
             + move_block(fam, stats, hyp, Y, b, xb, 1.0, work))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def move_emissions(per_label, stats, Y, b, x_from, x_to, fam, work):
     """Move the emissions of steps ``b ..`` from labels ``x_from`` to ``x_to``.
 

@@ -49,7 +49,7 @@ _BASE_STEPS = {
 _N_SPLIT, _ACC_SPLIT, _N_MERGE, _ACC_MERGE, _EARLY, _VOID = range(6)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _find_fragments(x, seq_first, t1, t2, a, b, fb, fe):
     """Maximal runs of one sequence with labels in ``{a, b}``, without ``t1``, ``t2``.
 
@@ -73,7 +73,7 @@ def _find_fragments(x, seq_first, t1, t2, a, b, fb, fe):
     return U
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
                     log_init, log_trans, log_emit, log_final, pair):
     """Two-state HMM over the labels ``(k0, k1)`` for the fragment ``b .. b + L - 1``.
@@ -106,7 +106,7 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
     log_pred_block(fam, stats, pair, np.int64(2), hyp, Y, b, L, log_emit)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _log_add(u, v):
     """``log(exp(u) + exp(v))``; one of ``u``, ``v`` may be ``-inf``."""
     if u < v:
@@ -118,7 +118,7 @@ def _log_add(u, v):
 # transition into step t is log_tr[t * dt] (dt = 0: one matrix for all steps,
 # dt = 1: one per step). Every weight is a predictive probability or a pinned
 # candidate's 0, so log space needs no scaling.
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _two_state_forward(log_init, log_tr, dt, log_emit, log_final, L, la):
     """Fill ``la[t, k]``, the log weight of the paths of steps ``0 .. t``
     ending in ``k``; return the log total weight of the ``2^L`` paths."""
@@ -132,13 +132,13 @@ def _two_state_forward(log_init, log_tr, dt, log_emit, log_final, L, la):
     return _log_add(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _draw_two(v0, v1, rng):
     """1 with probability ``exp(v1) / (exp(v0) + exp(v1))``, else 0."""
     return 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _two_state_backward(log_tr, dt, log_final, la, L, rng, path):
     """Draw ``path[:L]`` given the forward messages ``la``."""
     k = _draw_two(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1], rng)
@@ -149,7 +149,7 @@ def _two_state_backward(log_tr, dt, log_final, la, L, rng, path):
         path[t] = k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _two_state_path_weight(log_init, log_tr, dt, log_emit, log_final, L, path):
     """Log weight of ``path[:L]``."""
     k = path[0]
@@ -161,7 +161,7 @@ def _two_state_path_weight(log_init, log_tr, dt, log_emit, log_final, L, path):
     return v + log_final[k]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _draw_anchors(n, rng):
     """Distinct starts ``t1``, ``t2`` uniform in ``0 .. n - 1`` and ``log u``."""
     t1 = uniform_int(n, rng)
@@ -172,7 +172,7 @@ def _draw_anchors(n, rng):
     return t1, t2, (math.log(u) if u > 0.0 else -np.inf)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _shuffle(order, lo, hi, rng):
     """Shuffle ``order[lo:hi]`` in place (Fisher-Yates)."""
     for i in range(hi - 1, lo, -1):
@@ -182,7 +182,7 @@ def _shuffle(order, lo, hi, rng):
         order[j] = tmp
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _fragment(f, fb, fe, x, seq_first, seq_last):
     """Bounds ``fb_``, ``fe_`` of fragment ``f`` and its neighbours' labels
     ``prev`` (0, the start restaurant, at a sequence start), ``nxt`` (-1 at
@@ -193,7 +193,7 @@ def _fragment(f, fb, fe, x, seq_first, seq_last):
     return fb_, fe_, prev, nxt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp, rng, iwork):
     """Save the labels of steps ``fb_ .. fe_ - 1`` in ``xsave`` and remove
     them; returns the log predictive of what was removed."""
@@ -204,7 +204,7 @@ def _remove_fragment(s, stats, x, Y, xsave, fb_, fe_, prev, nxt, fam, hyp, rng, 
                       stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _settle(s, counts, split, accept):
     """Count a trial as a split or merge tried, and accepted if ``accept``;
     keep its seating (clear the undo log) or replay the undo log."""
@@ -223,7 +223,7 @@ def _settle(s, counts, split, accept):
         undo(pairs, per_label, tables, undo_log, totals, conc)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _restore_fragments(per_label, stats, x, Y, xsave, order, fb, fe, U, n_added, fam, iwork):
     """Give the fragments of a rejected trial back their labels ``xsave`` and
     emissions (``undo`` restores the seating): ``order[:n_added]`` were added
@@ -380,7 +380,7 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
     return n_trials
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _in_labels(k, labs, n):
     for i in range(n):
         if labs[i] == k:
@@ -388,7 +388,7 @@ def _in_labels(k, labs, n):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _label_fragments(x, seq_first, labs, n, fb, fe):
     """Maximal runs of one sequence with labels in ``labs[:n]``: ``fb[:U]``,
     ``fe[:U]`` in time order; returns ``U``."""
@@ -408,13 +408,13 @@ def _label_fragments(x, seq_first, labs, n, fb, fe):
     return U
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _holds_anchor(b, e, t1, t2, w):
     """Steps ``b .. e - 1`` meet ``t1 .. t1 + w - 1`` or ``t2 .. t2 + w - 1``."""
     return (b < t1 + w and t1 < e) or (b < t2 + w and t2 < e)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                cand, log_init, log_tr, log_emit, log_final):
     """Restricted HMM of the chain move over the fragment ``fb_ .. fb_ + L - 1``.
