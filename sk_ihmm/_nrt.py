@@ -49,7 +49,7 @@ def uniform_int(n, rng):
 
 
 def nrt_free(func):
-    """``njit(cache=True)`` with numba's reference counting switched off."""
+    """``njit(cache=True, nogil=True)`` with numba's reference counting switched off."""
     try:
         return njit(cache=True, nogil=True, _nrt=False)(func)
     except (KeyError, TypeError):  # pragma: no cover - depends on numba
