@@ -13,7 +13,7 @@ import numpy as np
 
 
 def demo(sampler="rcd_blocked", n_timesteps=2000, n_test=1000, n_burnin=300, n_samples=100,
-         n_chains=2, n_jobs=2, random_state=0, max_time=30.0):
+         n_chains=2, n_jobs=None, random_state=0, max_time=30.0):
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -70,7 +70,8 @@ def main(argv=None):
     d.add_argument("--n-burnin", type=int, default=300)
     d.add_argument("--n-samples", type=int, default=100)
     d.add_argument("--n-chains", type=int, default=2)
-    d.add_argument("--n-jobs", type=int, default=2)
+    d.add_argument("--n-jobs", type=int, default=None,
+                   help="chains run at once (default: one thread per chain, up to the cores)")
     d.add_argument("--random-state", type=int, default=0)
     d.add_argument("--max-time", type=float, default=30.0)
     args = parser.parse_args(argv)

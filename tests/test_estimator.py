@@ -1,15 +1,18 @@
 """The InfiniteHMM estimator: API, validation, reproducibility, sklearn integration."""
 
+import warnings
+
 import numpy as np
 import pytest
 import sklearn
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sk_ihmm import Categorical, DiagonalGaussian, Gaussian, InfiniteHMM, MultivariateGaussian
-from sk_ihmm.datasets import make_gaussian_hmm, make_sequence1
+from sk_ihmm.datasets import make_categorical_hmm, make_gaussian_hmm, make_sequence1
 
 FAST = dict(n_samples=5, n_burnin=5, n_chains=2, random_state=0)
 
@@ -171,6 +174,28 @@ def test_reproducible_across_n_jobs(gauss_data, n_jobs, backend):
     assert a.score(X[:30]) == b.score(X[:30])
     c = InfiniteHMM(max_time=0, n_jobs=1, **{**FAST, "random_state": 1}).fit(X)
     assert not all(np.array_equal(s, t) for s, t in zip(a.state_samples_, c.state_samples_))
+
+
+@pytest.mark.parametrize("sampler", ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"])
+@pytest.mark.parametrize("emission", ["gaussian", "categorical"])
+def test_threads_match_serial(sampler, emission):
+    """Chains run at once in threads (the default) share nothing: every
+    sampler gives the chains it gives one chain after the other, over two
+    rounds (``max_sweeps`` allows a second one)."""
+    X = (make_gaussian_hmm(200, n_states=3, random_state=2)[0] if emission == "gaussian"
+         else make_categorical_hmm(200, n_states=3, n_symbols=5, random_state=2)[0])
+    kw = dict(sampler=sampler, emission=emission, n_chains=3, n_burnin=5, n_samples=10,
+              max_time=None, max_sweeps=40, random_state=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        serial = InfiniteHMM(n_jobs=1, **kw).fit(X)
+        threads = InfiniteHMM(n_jobs=3, **kw).fit(X)
+    assert serial.convergence_["n_rounds"] == threads.convergence_["n_rounds"] == 2
+    for a, b in zip(serial.state_samples_, threads.state_samples_):
+        np.testing.assert_array_equal(a, b)
+    for key in serial.trace_:
+        if key != "seconds":
+            np.testing.assert_array_equal(serial.trace_[key], threads.trace_[key])
 
 
 def test_random_init_and_fixed_hyperparameters(gauss_data):
