@@ -39,6 +39,7 @@ from ._rng import as_generator, draw_index
 from ._vmath import exp_poly7, exp_reduce, exp_scale
 
 __all__ = [
+    "shifted_exp",
     "ffbs",
     "ffbs_linear",
     "linear_weights",
@@ -77,14 +78,21 @@ def _linear_trans(log_trans):
 
 
 @njit(cache=True, nogil=True)
-def _linear_vec(log_w, out):
-    """out = exp(log_w - max); return the max (0 if every entry is -inf)."""
+def shifted_exp(log_w, out, if_all_inf):
+    """``out = exp(log_w - max(log_w))``; return the max.
+
+    When every entry is ``-inf`` the max is reported as 0 and ``out`` is
+    filled with ``if_all_inf``: 0 for weights of an impossible event (the
+    messages), 1 for equal weights (the particle filter's resampling).
+    """
     m = _NEG_INF
     for j in range(log_w.shape[0]):
         if log_w[j] > m:
             m = log_w[j]
     if m == _NEG_INF:
-        m = 0.0
+        for j in range(log_w.shape[0]):
+            out[j] = if_all_inf
+        return 0.0
     for j in range(log_w.shape[0]):
         out[j] = math.exp(log_w[j] - m)
     return m
@@ -228,7 +236,7 @@ def _forward_log(log_init, log_trans, log_emit, alpha, store):
     At = np.empty((K, K))
     _transpose(A, At)
     pred = np.empty(K)
-    m0 = _linear_vec(log_init, pred)
+    m0 = shifted_exp(log_init, pred, 0.0)
     logz = _forward(pred, At, log_emit, alpha, store, False)
     if logz == _NEG_INF:
         return _NEG_INF, A, At
@@ -414,8 +422,8 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     A, ashift = _linear_trans(log_trans)
     init = np.empty(K)
     final = np.empty(K)
-    m0 = _linear_vec(log_init, init)
-    mf = _linear_vec(log_final, final)
+    m0 = shifted_exp(log_init, init, 0.0)
+    mf = shifted_exp(log_final, final, 0.0)
     logz = _ffbs(init, A, log_emit, final, rng, out, np.empty((L + 2) * K + K * K), False)
     if logz == _NEG_INF:
         return _NEG_INF
@@ -732,8 +740,8 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     A, _ = _linear_trans(log_trans)
     init = np.empty(K)
     final = np.empty(K)
-    _linear_vec(log_init, init)
-    _linear_vec(log_final, final)
+    shifted_exp(log_init, init, 0.0)
+    shifted_exp(log_final, final, 0.0)
     return _beam(init, A, log_emit, final, path_old, rng, out, np.empty(L + 2 * K + L * K),
                  np.empty(L + 1 + 2 * K + L * K, np.int64), False)
 

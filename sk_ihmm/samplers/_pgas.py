@@ -39,6 +39,7 @@ from .._hcrp import log_stirling_cover
 from .._joint import count_log_joint
 from .._hyper import resample_concentrations, rho_prior
 from .._labels import compact_labels
+from .._messages import shifted_exp
 from .._nrt import hold, nrt_free, uniform_int
 from .._rng import as_generator, draw_index, generator_handle
 from .._vmath import exp_inplace
@@ -422,16 +423,6 @@ def _binomial_from_top(m, p, u):
     return k
 
 
-@njit(cache=True, nogil=True)
-def _linear_weights(logw, w):
-    """``w = exp(logw - max)`` (all ones if every ``logw`` is ``-inf``)."""
-    mx = -np.inf
-    for i in range(logw.shape[0]):
-        mx = max(mx, logw[i])
-    for i in range(logw.shape[0]):
-        w[i] = math.exp(logw[i] - mx) if mx > -np.inf else 1.0
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _ancestors(t, N, X, A, anc, w, v, cum, aw, pi, ref, rng):
     """Resampling of the particles of step ``t - 1`` by their weights ``w``
@@ -612,7 +603,7 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
                         k_new = K
                 X[t, i] = k_new
                 logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
-            _linear_weights(logw, w)
+            shifted_exp(logw, w, 1.0)     # all -inf: equal weights
             for i in range(N):
                 v[i] = w[i]
         t += 1
