@@ -25,16 +25,24 @@ class compile_clock:
     """Context manager: ``seconds`` is the compile time seen while active.
 
     Usable once; nested clocks each count the compilations they see. Only
-    compilations in this process are seen (a joblib worker runs its own
-    clock).
+    compilations in this process are seen (a joblib worker process runs its
+    own clock), and by default only those of the thread that made the
+    clock. ``all_threads=True`` counts every thread's: numba compiles under
+    one global lock, so their outermost compilations never overlap and
+    their durations add up to the wall time spent compiling.
     """
 
-    def __init__(self):
+    def __init__(self, all_threads=False):
         self.seconds = 0.0
-        self._depth = 0
-        self._started = 0.0
-        self._listener = None
+        self._all_threads = all_threads
         self._thread = threading.get_ident()
+        self._open = {}         # thread -> (depth of nested compilations, start)
+        self._lock = threading.Lock()
+        self._listener = None
+
+    def _watched(self):
+        thread = threading.get_ident()
+        return thread if self._all_threads or thread == self._thread else None
 
     def __enter__(self):
         if _event is not None:
@@ -42,18 +50,25 @@ class compile_clock:
 
             class _Listener(_event.Listener):
                 def on_start(self, ev):
-                    if threading.get_ident() != clock._thread:
+                    thread = clock._watched()
+                    if thread is None:
                         return
-                    if clock._depth == 0:
-                        clock._started = time.perf_counter()
-                    clock._depth += 1
+                    with clock._lock:
+                        depth, started = clock._open.get(thread, (0, 0.0))
+                        if depth == 0:
+                            started = time.perf_counter()
+                        clock._open[thread] = (depth + 1, started)
 
                 def on_end(self, ev):
-                    if threading.get_ident() != clock._thread or clock._depth == 0:
+                    thread = clock._watched()
+                    if thread is None:
                         return
-                    clock._depth -= 1
-                    if clock._depth == 0:
-                        clock.seconds += time.perf_counter() - clock._started
+                    with clock._lock:
+                        depth, started = clock._open.pop(thread, (0, 0.0))
+                        if depth > 1:
+                            clock._open[thread] = (depth - 1, started)
+                        elif depth == 1:
+                            clock.seconds += time.perf_counter() - started
 
             self._listener = _Listener()
             _event.register("numba:compile", self._listener)
@@ -62,7 +77,8 @@ class compile_clock:
     def __exit__(self, *exc):
         if self._listener is not None:
             _event.unregister("numba:compile", self._listener)
-            if self._depth:     # interrupted inside a compilation
-                self.seconds += time.perf_counter() - self._started
-                self._depth = 0
+            with self._lock:    # interrupted inside a compilation
+                now = time.perf_counter()
+                self.seconds += sum(now - started for _, started in self._open.values())
+                self._open.clear()
         return False

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 from . import _messages
 from . import _diagnostics
 from ._chain import advance_chain, count_log_joints, first_round, make_problem, snapshot_hyp
+from . import _compile_clock
 from ._compile_clock import compile_clock
 from ._hcrp import pred_weights
 from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
@@ -1167,8 +1168,9 @@ class _ChainRunner:
         self.n_jobs, self.verbose, self.display = n_jobs, verbose, display
         self.interrupted = False
         self.rounds = 0
-        # wall time the joblib workers spent compiling (the longest chain of
-        # each round; run serially, the parent's clock sees it)
+        # wall time the chains run at once spent compiling, per round: in
+        # threads the sum over the threads, in worker processes the
+        # longest chain's (run serially, the parent's clock sees it)
         self.worker_compile_seconds = 0.0
 
     def _progress(self, c):
@@ -1187,7 +1189,11 @@ class _ChainRunner:
         # a Ctrl-C in a terminal reaches the workers too: each stops after its
         # current sweep and returns its chain; here it is only recorded
         try:
-            with deferred_interrupts(), stop_file() as stop_path:
+            # the chains' clocks count their own thread's compilations; run
+            # in threads, whichever thread gets to a kernel first compiles
+            # it, so the round's compile time is the sum over the threads
+            with deferred_interrupts(), stop_file() as stop_path, \
+                    _compile_clock.compile_clock(all_threads=True) as threads_clock:
                 try:
                     # threads unless the user's joblib backend says otherwise: the
                     # kernels release the GIL. max_nbytes=None: no read-only
@@ -1213,7 +1219,7 @@ class _ChainRunner:
             return fallback
         self.interrupted = requested or any(chain.interrupted for chain in chains)
         self.worker_compile_seconds += max(
-            (chain.compile_seconds - b for chain, b in zip(chains, before)), default=0.0)
+            [threads_clock.seconds] + [chain.compile_seconds - b for chain, b in zip(chains, before)])
         return chains
 
     def _serial(self, tasks):

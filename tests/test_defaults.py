@@ -445,6 +445,26 @@ def test_compile_clock_counts_compilation_only():
     assert idle.seconds == 0.0
 
 
+def test_compile_clock_of_all_threads():
+    """A clock counts its own thread's compilations; ``all_threads=True``
+    also those of other threads (chains run in threads)."""
+    import threading
+
+    from numba import njit
+
+    from sk_ihmm._compile_clock import compile_clock
+
+    def fresh(x):
+        return math.sqrt(x) + 1.0
+
+    kernel = njit(fresh)
+    with compile_clock() as own, compile_clock(all_threads=True) as every:
+        worker = threading.Thread(target=kernel, args=(2.0,))
+        worker.start()
+        worker.join()
+    assert own.seconds == 0.0 and every.seconds > 0
+
+
 def test_max_time_leaves_out_compilation(monkeypatch):
     """max_time counts the fit's wall time minus the compile clock's."""
     import sk_ihmm._estimator as est
