@@ -48,13 +48,17 @@ Target per row (``PASS``/``FAIL``, and a final count): NMI >= hmmlearn NMI -
 ``--seeds N`` fits seeds ``0 .. N-1`` (default 1: seed 0). ``--quick``
 divides every length by 5 (T = 600, 400, 600, 630 in 6 sequences, 800) for a
 smoke run. ``--jobs`` fans the independent fits (and the hmmlearn
-references) out over processes (``bench_reach.map_tasks``). The table is
+references) out over processes (``bench_reach.map_tasks``); the default, 1,
+gives every fit the whole machine, as a user's fit has it (its chains run in
+threads on every core, and ``max_time`` is wall time), while ``--jobs 2``
+shares the cores between two fits, each of which then gets about half the
+sweeps within ``max_time``. The table is
 written to ``--out`` (default ``benchmarks/results/defaults.txt``, or
 ``defaults_quick.txt`` with ``--quick``) with the command line at the top.
 
 Usage::
 
-    python benchmarks/bench_defaults.py [--quick] [--seeds 1] [--jobs 2]
+    python benchmarks/bench_defaults.py [--quick] [--seeds 1] [--jobs 1]
         [--samplers rcd_gibbs rcd_blocked rcd_beam split_merge pgas]
         [--datasets phys1d multicol categorical multiseq pgas10] [--out PATH]
 """
