@@ -679,6 +679,7 @@ class InfiniteHMM(BaseEstimator):
         ``max_time``)."""
         chains = runner(tasks, previous)
         report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
+        measured = None     # budget seconds per sweep of the last round after the first
         while not report["converged"]:
             if runner.interrupted or take_interrupt():
                 runner.interrupted = True
@@ -686,12 +687,14 @@ class InfiniteHMM(BaseEstimator):
             n_done = chains[0].n_sweeps
             left = None if self.max_time is None else self.max_time - budget_seconds()
             plan = _next_round(n_done, self.n_samples, self.max_sweeps, left,
-                               _round_seconds(chains, 1, self.n_jobs))
+                               _round_seconds(chains, 1, self.n_jobs, measured))
             if plan is None:
                 break
             n_next, round_thin = plan
+            spent = budget_seconds()
             chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
                              for c, chain in enumerate(chains)], chains)
+            measured = (budget_seconds() - spent) / n_next
             if not runner.interrupted:
                 n_burnin, thin, n_rounds = n_done, round_thin, n_rounds + 1
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
@@ -1266,17 +1269,21 @@ def _next_round(n_done, n_samples, max_sweeps, left, per_sweep):
     return n_next, thin
 
 
-def _round_seconds(chains, n_sweeps, n_jobs):
+def _round_seconds(chains, n_sweeps, n_jobs, measured=None):
     """Expected wall time of ``n_sweeps`` more sweeps of every chain.
 
     From each chain's CPU time per sweep (its first sweep, which may
-    include compilation, left out) and the number of chains run at once.
+    include compilation, left out) and the number of chains run at once,
+    or from ``measured``, the wall seconds per sweep of the last round
+    (compilation left out), when that is longer: chains in threads wait for
+    each other's Python lines, and the machine may be busy.
     """
     per_sweep = []
     for chain in chains:
         sec = chain.trace["seconds"]
         per_sweep.append((sec[-1] - sec[0]) / (len(sec) - 1) if len(sec) > 1 else sec[-1])
-    return float(np.sum(per_sweep)) * n_sweeps / _chains_at_once(n_jobs, len(chains))
+    estimate = float(np.sum(per_sweep)) / _chains_at_once(n_jobs, len(chains))
+    return max(estimate, measured or 0.0) * n_sweeps
 
 
 def _chains_at_once(n_jobs, n_chains):

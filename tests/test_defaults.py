@@ -488,7 +488,7 @@ def test_max_time_leaves_out_compilation(monkeypatch):
     unlimited = InfiniteHMM(max_time=None, **kw).fit(X)
     assert unlimited.convergence_["n_rounds"] > 1
     # every sweep "takes" a microsecond: every round fits in 0.15 s
-    monkeypatch.setattr(est, "_round_seconds", lambda chains, n, n_jobs: 1e-6 * n)
+    monkeypatch.setattr(est, "_round_seconds", lambda chains, n, n_jobs, measured: 1e-6 * n)
     monkeypatch.setattr(est, "compile_clock", clock_reading(0.0))
     model = InfiniteHMM(max_time=0.15, **kw).fit(X)
     assert model.convergence_["n_rounds"] == unlimited.convergence_["n_rounds"]
