@@ -5,8 +5,8 @@ every kernel it uses, which takes tens of seconds and says nothing about how
 fast the chains sweep. :class:`compile_clock` listens to numba's event API
 (``numba:compile`` events, :mod:`numba.core.event`) while it is active and
 adds up the wall time of the outermost compilations (a kernel's callees are
-compiled inside it and not counted twice). Loading a kernel from numba's
-on-disk cache also raises the event, for a few milliseconds.
+compiled inside it and not counted twice). A kernel loaded from numba's
+on-disk cache is not compiled and adds nothing.
 
 If the event API is missing (it is marked experimental in numba), the clock
 reads zero and budgets simply include compilation, as they did before.
@@ -27,14 +27,16 @@ class compile_clock:
     Usable once; nested clocks each count the compilations they see. Only
     compilations in this process are seen (a joblib worker process runs its
     own clock), and by default only those of the thread that made the
-    clock. ``all_threads=True`` counts every thread's: numba compiles under
-    one global lock, so their outermost compilations never overlap and
-    their durations add up to the wall time spent compiling.
+    clock. ``other_threads=True`` counts those of every other thread
+    instead (chains run in threads, beside the clock of the thread that
+    waits for them): numba compiles under one global lock, so outermost
+    compilations never overlap and their durations add up to the wall time
+    spent compiling.
     """
 
-    def __init__(self, all_threads=False):
+    def __init__(self, other_threads=False):
         self.seconds = 0.0
-        self._all_threads = all_threads
+        self._other_threads = other_threads
         self._thread = threading.get_ident()
         self._open = {}         # thread -> (depth of nested compilations, start)
         self._lock = threading.Lock()
@@ -42,7 +44,7 @@ class compile_clock:
 
     def _watched(self):
         thread = threading.get_ident()
-        return thread if self._all_threads or thread == self._thread else None
+        return thread if (thread != self._thread) == self._other_threads else None
 
     def __enter__(self):
         if _event is not None:

@@ -1160,11 +1160,12 @@ class _ChainRunner:
     With joblib the chains run in threads (the compiled sweeps release the
     GIL), or in the workers of a backend the user chose. A Ctrl-C creates
     the round's stop file, and every chain stops after its current sweep.
-    On a KeyboardInterrupt that reaches the runner it sets ``interrupted``
-    and returns what it can: run serially, the chains as they stand (an
-    interrupted chain keeps its whole sweeps, chains not yet reached are
-    returned unadvanced); with joblib, the chains of the previous round
-    (``fallback``; none in the first round, and the interrupt propagates).
+    On an interrupt it sets ``interrupted`` and returns what it can: the
+    chains as they stand (an interrupted chain keeps its whole sweeps;
+    chains not yet started are left out, chains not yet advanced are
+    returned as they were), or, when a worker process died of the
+    interrupt, the chains of the previous round (``fallback``; none in the
+    first round, and the interrupt propagates).
     """
 
     def __init__(self, n_jobs, verbose, display=None):
@@ -1196,16 +1197,16 @@ class _ChainRunner:
             # in threads, whichever thread gets to a kernel first compiles
             # it, so the round's compile time is the sum over the threads
             with deferred_interrupts(), stop_file() as stop_path, \
-                    _compile_clock.compile_clock(all_threads=True) as threads_clock:
+                    _compile_clock.compile_clock(other_threads=True) as threads_clock:
                 try:
                     # threads unless the user's joblib backend says otherwise: the
                     # kernels release the GIL. max_nbytes=None: no read-only
                     # memmaps of the chains' state arrays in worker processes
                     # (joblib's default above 1 MB), which the kernels write
                     n_jobs = at_once if self.n_jobs is None else self.n_jobs
-                    chains = Parallel(n_jobs=n_jobs, prefer="threads", verbose=self.verbose,
-                                      max_nbytes=None)(
-                        delayed(func)(*args, stop_path=stop_path, progress_path=self._progress(c))
+                    results = Parallel(n_jobs=n_jobs, prefer="threads", verbose=self.verbose,
+                                       max_nbytes=None)(
+                        delayed(_chain_task)(func, args, stop_path, self._progress(c))
                         for c, (func, args) in enumerate(tasks))
                 except Exception:
                     # a worker hit by the interrupt before it ignored SIGINT dies
@@ -1214,15 +1215,23 @@ class _ChainRunner:
                         raise
                     raise KeyboardInterrupt from None
                 requested = take_interrupt()
+            for result in results:
+                if isinstance(result, _TaskError):
+                    result.reraise()
+            chains = [chain for chain in results if chain is not None]
+            if not chains:
+                raise KeyboardInterrupt
         except KeyboardInterrupt:
             take_interrupt()
             self.interrupted = True
             if fallback is None:
                 raise
             return fallback
-        self.interrupted = requested or any(chain.interrupted for chain in chains)
+        self.interrupted = (requested or len(chains) < len(tasks)
+                            or any(chain.interrupted for chain in chains))
         self.worker_compile_seconds += max(
-            [threads_clock.seconds] + [chain.compile_seconds - b for chain, b in zip(chains, before)])
+            [threads_clock.seconds] + [chain.compile_seconds - b for chain, b in zip(results, before)
+                                       if chain is not None])
         return chains
 
     def _serial(self, tasks):
@@ -1244,6 +1253,43 @@ class _ChainRunner:
         if not chains:
             raise KeyboardInterrupt
         return chains
+
+
+class _TaskError:
+    """An exception raised in a chain task, carried back to the parent."""
+
+    def __init__(self, exc):
+        import traceback
+
+        self.exc = exc
+        self.trace = "".join(traceback.format_exception(exc))
+
+    def reraise(self):
+        if hasattr(self.exc, "add_note"):      # Python >= 3.11
+            self.exc.add_note(f"raised in a chain task:\n{self.trace}")
+        raise self.exc
+
+
+def _chain_task(func, args, stop_path, progress_path):
+    """Run one chain task of a round whose chains run at once.
+
+    It always returns, so the round ends only when every chain has stopped
+    (no chain runs on in a thread after ``fit``): the chain; ``None`` for a
+    chain that a Ctrl-C stopped before it started (the chains that have
+    started keep their samples, as when run one after the other); or a
+    :class:`_TaskError`, after creating the stop file so that the other
+    chains stop after their current sweep.
+    """
+    try:
+        return func(*args, stop_path=stop_path, progress_path=progress_path)
+    except KeyboardInterrupt:
+        return args[0] if func is advance_chain else None
+    except Exception as exc:
+        try:
+            open(stop_path, "w").close()
+        except OSError:         # a worker on another machine (dask)
+            pass
+        return _TaskError(exc)
 
 
 def _next_round(n_done, n_samples, max_sweeps, left, per_sweep):

@@ -7,14 +7,15 @@ SIGINT only records the request; the drivers call :func:`check_interrupt`
 between kernel calls (after every sweep, between the chunks of a particle
 filter), which raises the KeyboardInterrupt there. Nested uses share one request flag.
 
-Chains run by joblib workers cannot see the parent's flag. During a
-parallel round the parent holds a *stop file* (:func:`stop_file`): its SIGINT
-handler creates the file, and the workers, which ignore SIGINT themselves
-(:func:`ignore_interrupts_in_worker`), stop after the sweep in which the file
-appears (:func:`check_interrupt` with its path).
-
-Signal handlers belong to the main thread; elsewhere (a threading backend)
-the context does nothing and interrupts behave as usual.
+Chains run at once (in threads, or in joblib's worker processes) watch a
+*stop file* instead (:func:`stop_file`): during such a round the parent's
+SIGINT handler creates the file, and every chain stops after the sweep in
+which it appears (:func:`check_interrupt` with its path, or by default the
+path :func:`ignore_interrupts_in_worker` recorded for the current task).
+Only the main thread reads and clears the request flag, so one chain
+cannot take the request away from the others; worker processes ignore
+SIGINT. Signal handlers belong to the main thread; elsewhere
+:func:`deferred_interrupts` does nothing.
 """
 
 import multiprocessing
@@ -29,6 +30,7 @@ __all__ = ["deferred_interrupts", "check_interrupt", "take_interrupt", "stop_fil
            "ignore_interrupts_in_worker"]
 
 _requested = False
+_thread_stop = threading.local()     # .path: the stop file of the task this thread runs
 _stop_path = None
 _worker_stop_path = None     # the stop file of the chain task this worker runs
 
@@ -66,15 +68,16 @@ def deferred_interrupts():
 
 
 def check_interrupt(stop_path=None):
-    """Raise the KeyboardInterrupt requested since the last check, if any
-    (also when the file ``stop_path`` exists; by default, in a worker, the
-    stop file of its current chain task)."""
+    """Raise a KeyboardInterrupt when one was asked for: in the main thread,
+    a request recorded since the last check (which clears it); in any
+    thread, the file ``stop_path`` (by default the stop file of the chain
+    task this thread or worker process runs) existing."""
     global _requested
-    if _requested:
+    if _requested and threading.current_thread() is threading.main_thread():
         _requested = False
         raise KeyboardInterrupt
     if stop_path is None:
-        stop_path = _worker_stop_path
+        stop_path = getattr(_thread_stop, "path", None) or _worker_stop_path
     if stop_path is not None and os.path.exists(stop_path):
         raise KeyboardInterrupt
 
@@ -82,10 +85,13 @@ def check_interrupt(stop_path=None):
 @contextmanager
 def stop_file():
     """A path that a Ctrl-C in this process creates while the block runs
-    (inside :func:`deferred_interrupts`); removed afterwards."""
+    (inside :func:`deferred_interrupts`); removed afterwards. A request
+    already pending creates it at once."""
     global _stop_path
     folder = tempfile.mkdtemp(prefix="sk_ihmm_stop_")
     previous, _stop_path = _stop_path, os.path.join(folder, "stop")
+    if _requested:
+        open(_stop_path, "w").close()
     try:
         yield _stop_path
     finally:
@@ -94,12 +100,15 @@ def stop_file():
 
 
 def ignore_interrupts_in_worker(stop_path=None):
-    """In a worker process (not the user's), ignore SIGINT: the parent asks
-    the chains to stop through the stop file ``stop_path`` instead, which
-    :func:`check_interrupt` then watches by default."""
+    """At the start of a chain task run at once with others: the parent asks
+    the chains to stop through the stop file ``stop_path``, which
+    :func:`check_interrupt` then watches by default. In a worker thread
+    that is all; in a worker process (not the user's) SIGINT is ignored
+    too."""
     global _worker_stop_path
-    if (multiprocessing.parent_process() is not None
-            and threading.current_thread() is threading.main_thread()):
+    if threading.current_thread() is not threading.main_thread():
+        _thread_stop.path = stop_path
+    elif multiprocessing.parent_process() is not None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _worker_stop_path = stop_path
 

@@ -446,8 +446,8 @@ def test_compile_clock_counts_compilation_only():
 
 
 def test_compile_clock_of_all_threads():
-    """A clock counts its own thread's compilations; ``all_threads=True``
-    also those of other threads (chains run in threads)."""
+    """A clock counts its own thread's compilations; ``other_threads=True``
+    those of the other threads (chains run in threads) instead."""
     import threading
 
     from numba import njit
@@ -458,11 +458,14 @@ def test_compile_clock_of_all_threads():
         return math.sqrt(x) + 1.0
 
     kernel = njit(fresh)
-    with compile_clock() as own, compile_clock(all_threads=True) as every:
+    with compile_clock() as own, compile_clock(other_threads=True) as others:
         worker = threading.Thread(target=kernel, args=(2.0,))
         worker.start()
         worker.join()
-    assert own.seconds == 0.0 and every.seconds > 0
+    assert own.seconds == 0.0 and others.seconds > 0
+    with compile_clock() as own, compile_clock(other_threads=True) as others:
+        njit(lambda x: x + 2.0)(1.0)
+    assert own.seconds > 0 and others.seconds == 0.0
 
 
 def test_max_time_leaves_out_compilation(monkeypatch):

@@ -23,9 +23,11 @@ CHILD = textwrap.dedent("""
     import numpy as np
     from sk_ihmm import InfiniteHMM
     from sk_ihmm.datasets import make_gaussian_hmm
+    import threading
     sampler, T, n_jobs, moment = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    n_chains = int(sys.argv[5])
     X, _ = make_gaussian_hmm(T, 3, random_state=0)
-    model = InfiniteHMM(sampler=sampler, n_jobs=n_jobs, n_chains=2, n_burnin=5, n_samples=20,
+    model = InfiniteHMM(sampler=sampler, n_jobs=n_jobs, n_chains=n_chains, n_burnin=5, n_samples=20,
                         max_time=None, max_sweeps=10**7, verbose=2 if moment == "sweeps" else 0,
                         random_state=0)
     if moment == "score":
@@ -42,6 +44,7 @@ CHILD = textwrap.dedent("""
         print("NO INTERRUPT", flush=True)
     except KeyboardInterrupt:
         print("INTERRUPTED", flush=True)
+    print("THREADS", threading.active_count(), flush=True)
     if hasattr(model, "state_samples_"):
         kept = sum(len(s) for s in model.state_samples_)
         print("KEPT", kept, flush=True)
@@ -51,9 +54,9 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _interrupt(sampler, moment, T=3000, n_jobs=1, delay=0.2):
+def _interrupt(sampler, moment, T=3000, n_jobs=1, delay=0.2, n_chains=2):
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, sampler, str(T), str(n_jobs), moment],
+        [sys.executable, "-c", CHILD, sampler, str(T), str(n_jobs), moment, str(n_chains)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
@@ -85,7 +88,20 @@ def test_interrupt_with_two_workers():
     rc, seconds, out = _interrupt("rcd_blocked", "sweeps", n_jobs=2, delay=1.0)
     assert rc == 0, out
     assert "INTERRUPTED" in out and "SCORE True" in out, out
+    assert "THREADS 1" in out, out         # no chain runs on after fit
     assert seconds < 20, out
+
+
+def test_interrupt_with_chains_waiting_for_a_thread():
+    """Four chains on two threads, interrupted in the first round while two
+    of them wait: the two that ran keep their samples, the two that had not
+    started are dropped, and no thread runs on after ``fit``."""
+    rc, seconds, out = _interrupt("rcd_gibbs", "sweeps", T=20000, n_jobs=2, delay=0.5, n_chains=4)
+    assert rc == 0, out
+    assert "INTERRUPTED" in out and "fit was interrupted" in out and "SCORE True" in out, out
+    assert "THREADS 1" in out, out
+    assert "Traceback" not in out, out
+    assert seconds < 10, out
 
 
 # The particle filter of the initialisation and of score runs in chunks of a
