@@ -254,10 +254,10 @@ class InfiniteHMM(BaseEstimator):
         used by :meth:`score`.
     n_jobs : int or None, default=None
         Chains run at once, with joblib; the results do not depend on it.
-        ``None``: one thread per chain, up to the number of cores (numba's
-        ``NUMBA_NUM_THREADS``, which joblib lowers inside its own workers,
-        so that a grid search run in parallel does not oversubscribe the
-        machine). An int is read as joblib does (``-1``: all cores). The
+        ``None``: one thread per chain, up to the cores this process may use
+        (``joblib.cpu_count()``) and numba's ``NUMBA_NUM_THREADS``, which
+        joblib lowers inside its own workers, so that a grid search run in
+        parallel does not oversubscribe the machine. An int is read as joblib does (``-1``: all cores). The
         chains run in threads, since the compiled sweeps release the GIL,
         unless a joblib backend chosen by the user (``joblib.parallel_config``,
         e.g. dask or loky) runs them in its own workers.
@@ -1336,16 +1336,18 @@ def _chains_at_once(n_jobs, n_chains):
     """How many of ``n_chains`` chains run at once.
 
     ``n_jobs`` as joblib reads it; ``None``: one thread per chain, up to the
-    threads numba may use (``numba.config.NUMBA_NUM_THREADS``: the cores,
-    unless the environment variable says otherwise; joblib sets it to what
-    each of its workers may use, so a parallel grid search does not
+    cores this process may use (``joblib.cpu_count``, which respects CPU
+    affinity and container quotas) and the threads numba may use
+    (``numba.config.NUMBA_NUM_THREADS``, which joblib lowers to what each
+    of its worker processes may use, so a parallel grid search does not
     oversubscribe the machine).
     """
+    from joblib import cpu_count, effective_n_jobs
+
     if n_jobs is None:
         from numba import config
 
-        return max(1, min(n_chains, int(config.NUMBA_NUM_THREADS)))
-    from joblib import effective_n_jobs
+        return max(1, min(n_chains, int(config.NUMBA_NUM_THREADS), cpu_count()))
 
     return max(1, min(n_chains, effective_n_jobs(n_jobs)))
 

@@ -354,7 +354,7 @@ def test_chains_at_once():
 
     from sk_ihmm._estimator import _chains_at_once
 
-    assert _chains_at_once(None, 4) == min(4, config.NUMBA_NUM_THREADS)
+    assert _chains_at_once(None, 4) == min(4, config.NUMBA_NUM_THREADS, cpu_count())
     assert _chains_at_once(None, 1) == 1
     assert _chains_at_once(1, 4) == 1
     assert _chains_at_once(-1, 64) == cpu_count()
