@@ -27,7 +27,7 @@ from ._chain import advance_chain, count_log_joints, first_round, make_problem, 
 from . import _compile_clock
 from ._compile_clock import compile_clock
 from ._hcrp import pred_weights
-from ._interrupt import check_interrupt, deferred_interrupts, stop_file, take_interrupt
+from ._interrupt import check_interrupt, deferred_interrupts, request_stop, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
 from .emissions import FAMILIES, EmissionFamily, log_emission_matrix, make_emission, missing_aware
@@ -257,10 +257,11 @@ class InfiniteHMM(BaseEstimator):
         ``None``: one thread per chain, up to the cores this process may use
         (``joblib.cpu_count()``) and numba's ``NUMBA_NUM_THREADS``, which
         joblib lowers inside its own workers, so that a grid search run in
-        parallel does not oversubscribe the machine. An int is read as joblib does (``-1``: all cores). The
-        chains run in threads, since the compiled sweeps release the GIL,
-        unless a joblib backend chosen by the user (``joblib.parallel_config``,
-        e.g. dask or loky) runs them in its own workers.
+        parallel does not oversubscribe the machine. An int is read as
+        joblib does (``-1``: all cores). The chains run in threads, since the
+        compiled sweeps release the GIL, unless a joblib backend chosen by
+        the user (``joblib.parallel_config``, e.g. dask or loky) runs them
+        in its own workers.
     random_state : int, RandomState instance or None, default=None
         Seeds every chain (through :class:`numpy.random.SeedSequence`) and
         the scoring particle filters; with ``max_time=None`` the fit depends
@@ -1285,10 +1286,7 @@ def _chain_task(func, args, stop_path, progress_path):
     except KeyboardInterrupt:
         return args[0] if func is advance_chain else None
     except Exception as exc:
-        try:
-            open(stop_path, "w").close()
-        except OSError:         # a worker on another machine (dask)
-            pass
+        request_stop(stop_path)
         return _TaskError(exc)
 
 

@@ -27,7 +27,7 @@ import threading
 from contextlib import contextmanager
 
 __all__ = ["deferred_interrupts", "check_interrupt", "take_interrupt", "stop_file",
-           "ignore_interrupts_in_worker"]
+           "request_stop", "ignore_interrupts_in_worker"]
 
 _requested = False
 _thread_stop = threading.local()     # .path: the stop file of the task this thread runs
@@ -39,7 +39,7 @@ def _record(signum, frame):
     global _requested
     _requested = True
     if _stop_path is not None:
-        open(_stop_path, "w").close()
+        request_stop(_stop_path)
 
 
 @contextmanager
@@ -91,12 +91,21 @@ def stop_file():
     folder = tempfile.mkdtemp(prefix="sk_ihmm_stop_")
     previous, _stop_path = _stop_path, os.path.join(folder, "stop")
     if _requested:
-        open(_stop_path, "w").close()
+        request_stop(_stop_path)
     try:
         yield _stop_path
     finally:
         _stop_path = previous
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def request_stop(stop_path):
+    """Ask every chain of the round to stop: create its stop file (nothing
+    when the path is not on this machine, as in a dask worker)."""
+    try:
+        open(stop_path, "w").close()
+    except OSError:
+        pass
 
 
 def ignore_interrupts_in_worker(stop_path=None):
