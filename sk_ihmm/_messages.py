@@ -17,7 +17,8 @@ in a ``_linear`` form (``ffbs_linear``, ``beam_sample_linear``,
 RCD samplers call directly; :func:`linear_weights` turns log weights into
 linear ones.
 
-Provides forward filtering / backward sampling (``ffbs``), beam sampling
+Provides forward filtering / backward sampling (``ffbs``; ``two_state_*``
+for two states with a transition matrix per step), beam sampling
 (``beam_sample``, Van Gael et al. 2008), path weights, forward-backward,
 Viterbi and the forward log-likelihood. Invariants: the forward recursion is
 scaled (rows renormalised, log normalisers accumulated), so any sequence
@@ -45,6 +46,9 @@ __all__ = [
     "linear_weights",
     "path_log_weight",
     "path_log_weight_linear",
+    "two_state_forward",
+    "two_state_sample",
+    "two_state_path_weight",
     "beam_sample",
     "beam_sample_linear",
     "forward_backward",
@@ -431,6 +435,65 @@ def ffbs(log_init, log_trans, log_emit, log_final, rng, out):
     s, c = _sum_add(s, c, mf)
     s, c = _sum_add(s, c, (L - 1) * ashift)
     return s + c
+
+
+# --------------------------------------------------------------------------
+# Two-state FFBS in log space with a transition matrix per step, for the
+# restricted HMMs of the split-merge trials (sk_ihmm.samplers._split_merge):
+# the transition into step t is log_tr[t * dt] (dt = 0: one matrix for all
+# steps, dt = 1: one per step), which the FFBS above (one matrix, linear
+# scaled weights) does not take. Every weight is a predictive probability or
+# a pinned candidate's 0, so log space needs no scaling.
+# --------------------------------------------------------------------------
+@njit(cache=True, nogil=True, inline="always")
+def _log_add(u, v):
+    """``log(exp(u) + exp(v))``; one of ``u``, ``v`` may be ``-inf``."""
+    if u < v:
+        u, v = v, u
+    return u + math.log1p(math.exp(v - u))
+
+
+@njit(cache=True, nogil=True)
+def two_state_forward(log_init, log_tr, dt, log_emit, log_final, L, la):
+    """Fill ``la[t, k]``, the log weight of the paths of steps ``0 .. t``
+    ending in ``k``; return the log total weight of the ``2^L`` paths."""
+    la[0, 0] = log_init[0] + log_emit[0, 0]
+    la[0, 1] = log_init[1] + log_emit[0, 1]
+    for t in range(1, L):
+        tr = t * dt
+        for k in range(2):
+            la[t, k] = _log_add(la[t - 1, 0] + log_tr[tr, 0, k],
+                                la[t - 1, 1] + log_tr[tr, 1, k]) + log_emit[t, k]
+    return _log_add(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _draw_two(v0, v1, rng):
+    """1 with probability ``exp(v1) / (exp(v0) + exp(v1))``, else 0."""
+    return 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
+
+
+@njit(cache=True, nogil=True)
+def two_state_sample(log_tr, dt, log_final, la, L, rng, path):
+    """Draw ``path[:L]`` given the forward messages ``la``."""
+    k = _draw_two(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1], rng)
+    path[L - 1] = k
+    for t in range(L - 2, -1, -1):
+        tr = (t + 1) * dt
+        k = _draw_two(la[t, 0] + log_tr[tr, 0, k], la[t, 1] + log_tr[tr, 1, k], rng)
+        path[t] = k
+
+
+@njit(cache=True, nogil=True)
+def two_state_path_weight(log_init, log_tr, dt, log_emit, log_final, L, path):
+    """Log weight of ``path[:L]``."""
+    k = path[0]
+    v = log_init[k] + log_emit[0, k]
+    for t in range(1, L):
+        j = path[t]
+        v += log_tr[t * dt, k, j] + log_emit[t, j]
+        k = j
+    return v + log_final[k]
 
 
 @njit(cache=True, nogil=True)

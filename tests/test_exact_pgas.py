@@ -190,9 +190,9 @@ def _one_step_transition(posterior, K0, n_particles, n_runs, seed):
                 K = 3
                 sample_param(fam, post, 0, prob.hyp, rng, phi_w, 3)
             x = np.array([r + 1])
-            _pgas._csmc(x, prob.Y, starts, ends, pi_w, beta_w, phi_w, K, K0, n_particles,
-                        posterior, alpha, gamma, kappa, prob.hyp, zero, prob.fam, rng,
-                        prob.prior_pred)
+            _pgas._csmc((x, prob.Y, starts, ends, prob.prior_pred), (pi_w, beta_w, phi_w), K, K0,
+                        n_particles, posterior, (alpha, gamma, kappa, prob.fam, prob.hyp, zero),
+                        rng)
             P[r, min(int(x[0]), 3) - 1] += 1
     return P / n_runs, target
 

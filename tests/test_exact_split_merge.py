@@ -32,8 +32,8 @@ from sk_ihmm.emissions import Categorical, Gaussian, update
 from sk_ihmm.samplers import SAMPLERS, get_sampler, register
 from sk_ihmm.samplers._collapsed import finish_sweep
 from sk_ihmm._messages import path_log_weight
-from sk_ihmm.samplers._split_merge import (_two_state_backward, _two_state_forward,
-                                           _two_state_path_weight, chain_moves, split_merge_moves)
+from sk_ihmm._messages import two_state_forward, two_state_path_weight, two_state_sample
+from sk_ihmm.samplers._split_merge import chain_moves, split_merge_moves
 
 ALONE = {"base_sampler": "none", "split_merge_trials": 3}
 MAKINO = {"base_sampler": "none", "split_merge_trials": 3, "split_merge_width": 1}
@@ -246,17 +246,17 @@ def test_two_state_kernels_match_enumeration(L):
     log_final = np.log(rng.random(2))
     log_tr = np.ascontiguousarray(log_trans[None])
     la = np.empty((L, 2))
-    log_z = _two_state_forward(log_init, log_tr, 0, log_emit, log_final, L, la)
+    log_z = two_state_forward(log_init, log_tr, 0, log_emit, log_final, L, la)
     paths = [np.array(p, np.int64) for p in itertools.product([0, 1], repeat=L)]
     lw = np.array([path_log_weight(log_init, log_trans, log_emit, log_final, p) for p in paths])
-    assert np.array_equal(lw, [_two_state_path_weight(log_init, log_tr, 0, log_emit, log_final,
+    assert np.array_equal(lw, [two_state_path_weight(log_init, log_tr, 0, log_emit, log_final,
                                                       L, p) for p in paths])
     assert np.isclose(log_z, np.logaddexp.reduce(lw))
     n = 20000
     freq = np.zeros(len(paths))
     out = np.empty(L, np.int64)
     for _ in range(n):
-        _two_state_backward(log_tr, 0, log_final, la, L, rng, out)
+        two_state_sample(log_tr, 0, log_final, la, L, rng, out)
         freq[int("".join(map(str, out)), 2)] += 1
     assert np.abs(freq / n - np.exp(lw - log_z)).max() < 0.015
 
@@ -275,16 +275,16 @@ def test_chain_kernels_match_enumeration(L):
     if L > 3:
         log_emit[3, 1] = -np.inf  # step 3 pinned to candidate 0
     la = np.empty((L, 2))
-    log_z = _two_state_forward(log_init, log_tr, 1, log_emit, log_final, L, la)
+    log_z = two_state_forward(log_init, log_tr, 1, log_emit, log_final, L, la)
     paths = [np.array(p, np.int64) for p in itertools.product([0, 1], repeat=L)]
-    lw = np.array([_two_state_path_weight(log_init, log_tr, 1, log_emit, log_final, L, p)
+    lw = np.array([two_state_path_weight(log_init, log_tr, 1, log_emit, log_final, L, p)
                    for p in paths])
     assert np.isclose(log_z, np.logaddexp.reduce(lw))
     n = 20000
     freq = np.zeros(len(paths))
     out = np.empty(L, np.int64)
     for _ in range(n):
-        _two_state_backward(log_tr, 1, log_final, la, L, rng, out)
+        two_state_sample(log_tr, 1, log_final, la, L, rng, out)
         freq[int("".join(map(str, out)), 2)] += 1
     assert np.abs(freq / n - np.exp(lw - log_z)).max() < 0.015
 

@@ -87,6 +87,25 @@ def seat_sequences(s, stats, x, Y, seq_first, fam, rng):
 
 
 
+def run_resumable(state, room, run):
+    """Run a collapsed kernel to the end of its sweep, growing the state
+    whenever it stops short: the one resume loop of every collapsed sampler.
+
+    The kernels allocate nothing (:func:`sk_ihmm._nrt.nrt_free`), so a kernel
+    that finds fewer free labels, table slots or undo-log rows than its next
+    move may need stops and returns where it stopped. Before each call the
+    state is grown to ``room()``, a tuple ``(labels, tables, log)`` of the
+    needs the kernel checks (it must check at most these, or the loop would
+    not advance); ``run(pos)`` calls the kernel from position ``pos`` and
+    returns ``(pos, done)``. Growing changes capacities only, never a draw.
+    """
+    pos, done = 0, False
+    while not done:
+        labels, tables, log = room()
+        state.ensure_capacity(labels=labels, tables=tables, log=log)
+        pos, done = run(pos)
+
+
 def init_collapsed(problem, x0, rng):
     """Seat the labelled sequence ``x0`` (labels >= 1) customer by customer."""
     x = np.ascontiguousarray(x0, dtype=np.int64).copy()

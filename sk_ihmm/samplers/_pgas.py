@@ -296,10 +296,13 @@ def _scan_row(w, j, lo, hi, u, skip):
 
 
 @njit(cache=True, nogil=True)
-def _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa, zero_stats, hyp, fam,
-                     shapes, tail, rng):
+def _enter_new_state(params, K, K0, j, prior, rows, rng):
     """Realise state ``K + 1`` as the one a particle of row ``j`` moves into
-    (:func:`_new_state`), record its tail mass; returns ``K + 1``."""
+    (:func:`_new_state`), record its tail mass; returns ``K + 1``
+    (``params``, ``prior``, ``rows``: those of :func:`_csmc_range`)."""
+    pi, beta, phi = params
+    alpha, gamma, kappa, fam, hyp, zero_stats = prior
+    tail, shapes = rows[0], rows[1]
     _new_state(pi, beta, phi, K, j, alpha, gamma, kappa, zero_stats, hyp, fam, shapes, rng)
     tail[K + 1] = _row_tail(pi, K + 1, K0)
     return K + 1
@@ -463,34 +466,155 @@ def _ancestors(t, N, X, A, anc, w, v, cum, aw, pi, ref, rng):
     return same
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _move_posterior(t, a, c, L, now, same, ref, K, K0, N, params, prior, l_prior, Y,
+                    particles, rows, rng):
+    """Move the ``N - 1`` free particles of step ``t`` (sequence start ``a``,
+    emission row ``c``, proposal-row parity ``now``) by the posterior
+    proposal, the last one to the reference state ``ref``, and set their
+    weights ``w`` and ancestor-sampling factors ``v``. Returns ``K``.
+    Inlined into :func:`_csmc_range`, whose loop state its parameters are
+    (the tuples of that kernel, the step's position and the two flags)."""
+    pi = params[0]
+    X, anc, w, v = particles[0], particles[7], particles[3], particles[4]
+    tail, zrow, z_stamp, ef = rows[0], rows[2], rows[3], rows[4]
+    fam, phi = prior[3], params[2]
+    # when every free particle moves from the same state (the start
+    # row, or a step whose particles all agree) and one explicit
+    # state has at least half the proposal mass, the number going
+    # there is one binomial draw and only the others are drawn one
+    # by one, from the row without it: the multinomial draw of the
+    # N - 1 moves, whose order does not matter (the particles of the
+    # step are exchangeable: their ancestors are iid uniform)
+    n_mode = -1
+    m_idx = 0
+    w_mode = 0.0
+    if (same or t == 0) and K0 > 0:
+        r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
+        m_idx, w_mode = _row_mode(zrow, r, K0)
+        p = w_mode / zrow[r, K0]
+        if p >= 0.5:
+            n_mode = _binomial_from_top(N - 1, p, rng.random())
+        m_idx += 1
+    k_last = -1
+    v_last = 1.0
+    w_last = 1.0
+    for i in range(N):
+        k_new = ref
+        if i < n_mode:
+            k_new = m_idx
+        elif i < N - 1 and n_mode >= 0:
+            # from the row without the mode
+            r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
+            u = rng.random() * (zrow[r, K0] - w_mode)
+            idx = _scan_row(zrow, r, 0, K0 - 1, u, m_idx - 1)
+            if idx >= 0:
+                k_new = idx + 1
+            else:
+                j = 0 if t == 0 else X[t - 1, 0]
+                k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j], -1)
+                if k_new < 0:
+                    K = _enter_new_state(params, K, K0, j, prior, rows, rng)
+                    k_new = K
+        elif i < N - 1:
+            # slot r is current: j is a state of step t - 1, whose
+            # weight needed it (or the start row at t == 0)
+            j = 0 if t == 0 else X[t - 1, anc[i]]
+            r = 2 * j + now
+            u = rng.random() * zrow[r, K0]
+            # staying in j, the likeliest move, gets the first interval
+            stay = j - 1 if 1 <= j <= K0 else -1
+            w_stay = zrow[r, stay] if stay >= 0 else 0.0
+            if u < w_stay:
+                idx = stay
+            else:
+                idx = _scan_row(zrow, r, 0, K0 - 1, u - w_stay, stay)
+            if idx >= 0:
+                k_new = idx + 1
+            else:
+                # outside the explicit set, in proportion to pi_jk
+                k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j], -1)
+                if k_new < 0:
+                    K = _enter_new_state(params, K, K0, j, prior, rows, rng)
+                    k_new = K
+        X[t, i] = k_new
+        # weight: f / g of the state just entered (g = f on the
+        # explicit set), times Z of that state at the next step; a
+        # function of k_new, so kept for the next particle
+        if k_new != k_last:
+            k_last = k_new
+            v_last = 1.0
+            if k_new > K0:
+                v_last = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t)
+                                  - l_prior[a + t])
+            w_last = v_last
+            if t + 1 < L:
+                r = 2 * k_new + 1 - now
+                if z_stamp[r] != a + t + 1:
+                    _proposal_row(pi, k_new, r, a + t + 1, K0, tail, ef, c + 1, zrow,
+                                  z_stamp)
+                w_last *= zrow[r, K0]
+        v[i] = v_last
+        w[i] = w_last
+    return K
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move_prior(t, a, ref, K, K0, N, params, prior, Y, particles, rows, rng):
+    """Move the ``N - 1`` free particles of step ``t`` by the prior (their
+    rows of ``pi``), the last one to ``ref``; weights ``w = v`` are the
+    emission likelihoods, shifted. Returns ``K``."""
+    pi, phi, fam = params[0], params[2], prior[3]
+    X, logw, w, v, anc = particles[0], particles[2], particles[3], particles[4], particles[7]
+    for i in range(N):
+        j = 0 if t == 0 else X[t - 1, anc[i]]
+        k_new = ref
+        if i < N - 1:
+            # rows sum to one (column 0 = remainder)
+            k_new = _scan_row(pi, j, 1, K, rng.random(), -1)
+            if k_new < 0:
+                K = _enter_new_state(params, K, K0, j, prior, rows, rng)
+                k_new = K
+        X[t, i] = k_new
+        logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
+    shifted_exp(logw, w, 1.0)     # all -inf: equal weights
+    for i in range(N):
+        v[i] = w[i]
+    return K
+
+
 @nrt_free
-def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
-                alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v, cum, aw,
-                anc, tail, shapes, zrow, z_stamp, ef, l_prior):
+def _csmc_range(s, t, g_end, K, K0, N, posterior, data, params, prior, particles, rows, rng):
     """CSMC steps from step ``t`` of sequence ``s`` up to the global time index
     ``g_end``, or until fewer than ``N`` free labels remain.
 
-    Row ``c`` of the emission terms ``ef`` (:func:`_emission_terms`, with one
-    row more for the next step) belongs to the global time index ``g0 + c``,
-    ``g0`` the index of the first step run; ``l_prior`` is indexed by the
-    global time index. A sequence that ends
-    within the range gets its new trajectory drawn and traced back into ``x``.
+    ``data`` is ``(x, Y, starts, ends, l_prior)``, ``params`` ``(pi, beta,
+    phi)``, ``prior`` ``(alpha, gamma, kappa, fam, hyp, zero_stats)`` (what
+    realising a state draws from), ``particles`` ``(X, A, logw, w, v, cum,
+    aw, anc)`` (see :func:`_csmc`) and ``rows`` ``(tail, shapes, zrow,
+    z_stamp, ef)``. Row ``c`` of the emission terms ``ef``
+    (:func:`_emission_terms`, with one row more for the next step) belongs
+    to the global time index ``g0 + c``, ``g0`` the index of the first step
+    run; ``l_prior`` is indexed by the global time index. A sequence that
+    ends within the range gets its new trajectory drawn and traced back into
+    ``x``.
 
     Returns ``(s, t, K, n_changed)``: where to resume, the number of states
     and the number of time steps whose label changed.
 
     ``w`` are the particles' weights at the previous step, ``v`` their
-    ancestor-sampling factors (see :func:`_csmc`). With the posterior proposal
-    ``zrow[2 j + p]`` holds the proposal weights of state ``j``
-    (:func:`_proposal_row`) for the step ``z_stamp[2 j + p]`` (a global time
-    index of parity ``p``). No array is reassigned or allocated here: the
-    driver grows them between calls, and the loop is compiled without
-    reference counting (:func:`sk_ihmm._nrt.nrt_free`). That is also why it
-    takes its ~35 arrays and scalars one by one: the state, the proposal
-    rows and the scratch of every particle live in preallocated arrays the
-    driver owns.
+    ancestor-sampling factors. With the posterior proposal ``zrow[2 j + p]``
+    holds the proposal weights of state ``j`` (:func:`_proposal_row`) for
+    the step ``z_stamp[2 j + p]`` (a global time index of parity ``p``). No
+    array is reassigned or allocated here: the driver grows them between
+    calls, and the loop is compiled without reference counting
+    (:func:`sk_ihmm._nrt.nrt_free`).
     """
     rng = as_generator(rng)
+    x, Y, starts, ends, l_prior = data
+    pi = params[0]
+    X, A, _, w, v, cum, aw, anc = particles
+    tail, zrow, z_stamp, ef = rows[0], rows[2], rows[3], rows[4]
     n_changed = 0
     g0 = starts[s] + t
     while s < starts.shape[0] and pi.shape[0] - 1 - K >= N:
@@ -509,103 +633,10 @@ def _csmc_range(s, t, g_end, x, Y, starts, ends, pi, beta, phi, K, K0, N, poster
             now = (a + t) & 1
             if t == 0:
                 _proposal_row(pi, 0, now, a, K0, tail, ef, c, zrow, z_stamp)
-            # when every free particle moves from the same state (the start
-            # row, or a step whose particles all agree) and one explicit
-            # state has at least half the proposal mass, the number going
-            # there is one binomial draw and only the others are drawn one
-            # by one, from the row without it: the multinomial draw of the
-            # N - 1 moves, whose order does not matter (the particles of the
-            # step are exchangeable: their ancestors are iid uniform)
-            n_mode = -1
-            m_idx = 0
-            w_mode = 0.0
-            if (same or t == 0) and K0 > 0:
-                r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
-                m_idx, w_mode = _row_mode(zrow, r, K0)
-                p = w_mode / zrow[r, K0]
-                if p >= 0.5:
-                    n_mode = _binomial_from_top(N - 1, p, rng.random())
-                m_idx += 1
-            k_last = -1
-            v_last = 1.0
-            w_last = 1.0
-            for i in range(N):
-                k_new = ref
-                if i < n_mode:
-                    k_new = m_idx
-                elif i < N - 1 and n_mode >= 0:
-                    # from the row without the mode
-                    r = 2 * (0 if t == 0 else X[t - 1, 0]) + now
-                    u = rng.random() * (zrow[r, K0] - w_mode)
-                    idx = _scan_row(zrow, r, 0, K0 - 1, u, m_idx - 1)
-                    if idx >= 0:
-                        k_new = idx + 1
-                    else:
-                        j = 0 if t == 0 else X[t - 1, 0]
-                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j], -1)
-                        if k_new < 0:
-                            K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma,
-                                                 kappa, zero_stats, hyp, fam, shapes, tail,
-                                                 rng)
-                            k_new = K
-                elif i < N - 1:
-                    # slot r is current: j is a state of step t - 1, whose
-                    # weight needed it (or the start row at t == 0)
-                    j = 0 if t == 0 else X[t - 1, anc[i]]
-                    r = 2 * j + now
-                    u = rng.random() * zrow[r, K0]
-                    # staying in j, the likeliest move, gets the first interval
-                    stay = j - 1 if 1 <= j <= K0 else -1
-                    w_stay = zrow[r, stay] if stay >= 0 else 0.0
-                    if u < w_stay:
-                        idx = stay
-                    else:
-                        idx = _scan_row(zrow, r, 0, K0 - 1, u - w_stay, stay)
-                    if idx >= 0:
-                        k_new = idx + 1
-                    else:
-                        # outside the explicit set, in proportion to pi_jk
-                        k_new = _scan_row(pi, j, K0 + 1, K, rng.random() * tail[j], -1)
-                        if k_new < 0:
-                            K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma,
-                                                 kappa, zero_stats, hyp, fam, shapes, tail,
-                                                 rng)
-                            k_new = K
-                X[t, i] = k_new
-                # weight: f / g of the state just entered (g = f on the
-                # explicit set), times Z of that state at the next step; a
-                # function of k_new, so kept for the next particle
-                if k_new != k_last:
-                    k_last = k_new
-                    v_last = 1.0
-                    if k_new > K0:
-                        v_last = math.exp(em.param_loglik(fam, phi, k_new, Y, a + t)
-                                          - l_prior[a + t])
-                    w_last = v_last
-                    if t + 1 < L:
-                        r = 2 * k_new + 1 - now
-                        if z_stamp[r] != a + t + 1:
-                            _proposal_row(pi, k_new, r, a + t + 1, K0, tail, ef, c + 1, zrow,
-                                          z_stamp)
-                        w_last *= zrow[r, K0]
-                v[i] = v_last
-                w[i] = w_last
+            K = _move_posterior(t, a, c, L, now, same, ref, K, K0, N, params, prior, l_prior,
+                                Y, particles, rows, rng)
         else:
-            for i in range(N):
-                j = 0 if t == 0 else X[t - 1, anc[i]]
-                k_new = ref
-                if i < N - 1:
-                    # rows sum to one (column 0 = remainder)
-                    k_new = _scan_row(pi, j, 1, K, rng.random(), -1)
-                    if k_new < 0:
-                        K = _enter_new_state(pi, beta, phi, K, K0, j, alpha, gamma, kappa,
-                                             zero_stats, hyp, fam, shapes, tail, rng)
-                        k_new = K
-                X[t, i] = k_new
-                logw[i] = em.param_loglik(fam, phi, k_new, Y, a + t)
-            shifted_exp(logw, w, 1.0)     # all -inf: equal weights
-            for i in range(N):
-                v[i] = w[i]
+            K = _move_prior(t, a, ref, K, K0, N, params, prior, Y, particles, rows, rng)
         t += 1
         if t == L:
             n_changed += _trace_back(x, a, L, X, A, w, cum, rng)
@@ -651,8 +682,7 @@ def _grown(arr, rows, fill):
 
 
 @njit(cache=True, nogil=True)
-def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
-          alpha, gamma, kappa, hyp, zero_stats, fam, rng, l_prior):
+def _csmc(data, params, K, K0, n_particles, posterior, prior, rng):
     """Conditional SMC with ancestor sampling for every sequence, in place on ``x``.
 
     Particle ``N - 1`` carries the reference (the current labels of the
@@ -690,8 +720,9 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     The time loop runs in :func:`_csmc_range`, a chunk of ``_CHUNK`` steps per
     call; between calls this driver computes the next chunk's emission terms
     and grows the parameter arrays when fewer than ``N`` free
-    labels remain. ``l_prior`` is ``log L_t``, the problem's ``prior_pred``
-    (computed once per problem).
+    labels remain. ``data``, ``params`` and ``prior`` are the tuples of
+    :func:`_csmc_range`; ``l_prior`` in ``data`` is ``log L_t``, the
+    problem's ``prior_pred`` (computed once per problem).
 
     Returns ``(pi, beta, phi, K, n_changed)``: the (possibly grown) working
     arrays with the states realised during the sweep appended as labels
@@ -699,6 +730,9 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
     time steps whose label changed.
     """
     rng = as_generator(rng)
+    x, Y, starts, ends, l_prior = data
+    pi, beta, phi = params
+    alpha, gamma, kappa, fam, hyp, zero_stats = prior
     N = n_particles
     L_max = 0
     for s in range(starts.shape[0]):
@@ -738,9 +772,8 @@ def _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles, posterior,
         if posterior:
             _emission_terms(fam, phi, K0, Y, g0, min(n + 1, T - g0), ef, l_prior, ef_bits)
         s, t, K, changed = _csmc_range(
-            s, t, g0 + n, x, Y, starts, ends, pi, beta, phi, K, K0, N, posterior,
-            alpha, gamma, kappa, hyp, zero_stats, fam, rng, X, A, logw, w, v,
-            cum, aw, anc, tail, shapes, zrow, z_stamp, ef, l_prior)
+            s, t, g0 + n, K, K0, N, posterior, data, (pi, beta, phi), prior,
+            (X, A, logw, w, v, cum, aw, anc), (tail, shapes, zrow, z_stamp, ef), rng)
         n_changed += changed
     return pi, beta, phi, K, n_changed
 
@@ -1028,9 +1061,9 @@ def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, post
     else:
         pi, beta, phi = _resized(pi, beta, phi, K + 1 + spare)
         K0 = K
-    pi, beta, phi, _, n_changed = _csmc(x, Y, starts, ends, pi, beta, phi, K, K0, n_particles,
-                                        posterior, alpha, gamma, kappa, hyp, zero_stats, fam,
-                                        rng, l_prior)
+    pi, beta, phi, _, n_changed = _csmc(
+        (x, Y, starts, ends, l_prior), (pi, beta, phi), K, K0, n_particles, posterior,
+        (alpha, gamma, kappa, fam, hyp, zero_stats), rng)
     old = compact_labels(x)
     beta_used = beta[old]       # beta_used[0] (the old remainder) is not used
     n, stats, m, o, conc2, beta2, pi2, phi2 = _parameters(

@@ -39,7 +39,7 @@ from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
 from ..emissions import log_proposal_block, move_stats
 from . import option
-from ._collapsed import finish_sweep, init_collapsed
+from ._collapsed import finish_sweep, init_collapsed, run_resumable
 from ._seqmoves import add_seq, lift_seq, move_emissions, remove_seq, reseat_seq
 
 __all__ = ["init", "step_blocked", "step_beam", "DEFAULT_BLOCK_SIZE",
@@ -543,8 +543,10 @@ def _sweep(state, problem, rng, use_beam):
     l_max = keep["l_max"]
     need, need_tables = _room(l_max)
     handle = generator_handle(rng)      # for both calls; rng is held meanwhile
-    pos, n_blocks, n_acc, n_vis = 0, -1, 0, 0
-    while True:
+    n_blocks, n_acc, n_vis = -1, 0, 0
+
+    def run(pos):
+        nonlocal n_blocks, n_acc, n_vis
         C = state.seating.pairs.shape[1]
         width = keep["width"] = min(C, keep["width"])
         shape, fbuf, ibuf = keep["buffers"]
@@ -559,13 +561,13 @@ def _sweep(state, problem, rng, use_beam):
         )
         n_acc += acc
         n_vis += vis
-        if pos >= n_blocks:
-            break
-        # the kernel stopped early: it needs more room (it checks the same
-        # needs as this call) or a wider scratch
-        state.ensure_capacity(labels=need, tables=need_tables, log=need_tables)
         if wanted > width:
+            # the kernel stopped for a wider scratch, not for room
             keep["width"] = max(wanted, 2 * width)
+        return pos, pos >= n_blocks
+
+    # _room(l_max) covers the needs the kernel checks for any block
+    run_resumable(state, lambda: (need, need_tables, need_tables), run)
     finish_sweep(state, problem, handle)
     info = {"accept_rate": n_acc / n_blocks}
     if use_beam:

@@ -30,7 +30,7 @@ from .._hcrp import (M_TOTAL, N_FREE_SLOTS, MK, NJ, OCC, N, add_customer, clear_
 from .._nrt import nrt_free
 from .._rng import as_generator, draw_index, generator_handle
 from ..emissions import log_pred, log_pred_block, update
-from ._collapsed import finish_sweep, init_collapsed
+from ._collapsed import finish_sweep, init_collapsed, run_resumable
 
 #: Free table slots (and undo-log rows) a step's move may need: the kernel
 #: stops below it, and the driver grows the seating to it before resuming.
@@ -40,14 +40,17 @@ __all__ = ["init", "step"]
 
 
 @nrt_free
-def _gibbs_sweep(s, stats, x, Y, seq_first, seq_last, order, start,
-                 fam, hyp, rng, cand, logw, trans):
+def _gibbs_sweep(s, stats, x, data, order, start, fam, hyp, rng, work):
     """Gibbs-update ``x[order[start:]]``; stop early when capacity runs low.
 
-    Returns ``(stop, n_accepted)``: ``stop == len(order)`` when done, else
-    the position in ``order`` to resume from after growing the state.
+    ``data`` is ``(Y, seq_first, seq_last)`` and ``work`` ``(cand, logw,
+    trans)``, scratch for ``C + 1`` candidates (``C`` labels). Returns
+    ``(stop, n_accepted)``: ``stop == len(order)`` when done, else the
+    position in ``order`` to resume from after growing the state.
     """
     rng = as_generator(rng)
+    Y, seq_first, seq_last = data
+    cand, logw, trans = work
     pairs, per_label, tables, undo_log, totals, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     n_acc = 0
@@ -144,18 +147,18 @@ def step(state, problem, rng):
     """One sweep: every time step once in random order, then hyperparameters."""
     T = state.x.shape[0]
     order = rng.permutation(T).astype(np.int64, copy=False)
-    pos, n_acc = 0, 0
-    while pos < T:
-        state.ensure_capacity(labels=2, tables=ROOM_TABLES, log=ROOM_TABLES)
+    n_acc = 0
+
+    def run(pos):
+        nonlocal n_acc
         C = state.seating.pairs.shape[1]
-        cand = np.empty(C + 1, np.int64)
-        logw = np.empty((1, C + 1))
-        trans = np.empty(C + 1)
         pos, acc = _gibbs_sweep(
-            state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, order, pos, problem.fam, state.hyp, generator_handle(rng), cand,
-            logw, trans,
-        )
+            state.seating, state.stats, state.x, (problem.Y, problem.seq_first, problem.seq_last),
+            order, pos, problem.fam, state.hyp, generator_handle(rng),
+            (np.empty(C + 1, np.int64), np.empty((1, C + 1)), np.empty(C + 1)))
         n_acc += acc
+        return pos, pos >= T
+
+    run_resumable(state, lambda: (2, ROOM_TABLES, ROOM_TABLES), run)
     finish_sweep(state, problem, rng)
     return {"accept_rate": n_acc / T}

@@ -29,11 +29,12 @@ from numba import njit
 
 from .._hcrp import (M_TOTAL, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, n_free_labels, pred_prob, remove_customer, undo)
+from .._messages import two_state_forward, two_state_path_weight, two_state_sample
 from .._nrt import nrt_free, uniform_int
 from .._rng import as_generator, generator_handle
 from ..emissions import log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs, option
-from ._collapsed import finish_sweep, init_collapsed
+from ._collapsed import finish_sweep, init_collapsed, run_resumable
 from ._seqmoves import add_seq, move_emissions, remove_seq
 
 __all__ = ["init", "step", "split_merge_moves", "chain_moves"]
@@ -104,61 +105,6 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
     pair[0] = k0
     pair[1] = k1
     log_pred_block(fam, stats, pair, np.int64(2), hyp, Y, b, L, log_emit)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _log_add(u, v):
-    """``log(exp(u) + exp(v))``; one of ``u``, ``v`` may be ``-inf``."""
-    if u < v:
-        u, v = v, u
-    return u + math.log1p(math.exp(v - u))
-
-
-# The restricted HMMs of both kinds of trial: two candidates per step, the
-# transition into step t is log_tr[t * dt] (dt = 0: one matrix for all steps,
-# dt = 1: one per step). Every weight is a predictive probability or a pinned
-# candidate's 0, so log space needs no scaling.
-@njit(cache=True, nogil=True)
-def _two_state_forward(log_init, log_tr, dt, log_emit, log_final, L, la):
-    """Fill ``la[t, k]``, the log weight of the paths of steps ``0 .. t``
-    ending in ``k``; return the log total weight of the ``2^L`` paths."""
-    la[0, 0] = log_init[0] + log_emit[0, 0]
-    la[0, 1] = log_init[1] + log_emit[0, 1]
-    for t in range(1, L):
-        tr = t * dt
-        for k in range(2):
-            la[t, k] = _log_add(la[t - 1, 0] + log_tr[tr, 0, k],
-                                la[t - 1, 1] + log_tr[tr, 1, k]) + log_emit[t, k]
-    return _log_add(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _draw_two(v0, v1, rng):
-    """1 with probability ``exp(v1) / (exp(v0) + exp(v1))``, else 0."""
-    return 1 if rng.random() * (1.0 + math.exp(v0 - v1)) < 1.0 else 0
-
-
-@njit(cache=True, nogil=True)
-def _two_state_backward(log_tr, dt, log_final, la, L, rng, path):
-    """Draw ``path[:L]`` given the forward messages ``la``."""
-    k = _draw_two(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1], rng)
-    path[L - 1] = k
-    for t in range(L - 2, -1, -1):
-        tr = (t + 1) * dt
-        k = _draw_two(la[t, 0] + log_tr[tr, 0, k], la[t, 1] + log_tr[tr, 1, k], rng)
-        path[t] = k
-
-
-@njit(cache=True, nogil=True)
-def _two_state_path_weight(log_init, log_tr, dt, log_emit, log_final, L, path):
-    """Log weight of ``path[:L]``."""
-    k = path[0]
-    v = log_init[k] + log_emit[0, k]
-    for t in range(1, L):
-        j = path[t]
-        v += log_tr[t * dt, k, j] + log_emit[t, j]
-        k = j
-    return v + log_final[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -242,21 +188,23 @@ def _restore_fragments(per_label, stats, x, Y, xsave, order, fb, fe, U, n_added,
 
 
 @nrt_free
-def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
-               early_stop, rng, fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, counts,
-               small, ibuf):
+def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, work, counts):
     """Split-merge trials ``start .. n_trials - 1``; stop early when no label is free.
 
-    Returns the number of trials done (``n_trials`` unless the caller must
-    grow the seating and resume). ``counts`` accumulates splits tried and
-    accepted, merges tried and accepted, merges rejected early. Compiled with
-    numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`): every
-    work array comes from the caller (``small``: 8 floats, ``ibuf``: ``T + 2``
-    integers), hence the long parameter list. A trial's four steps stay in
-    this loop because they share its draws and its undo log; the pieces the
-    chain trials share are the inline helpers above.
+    ``data`` is ``(Y, seq_first, seq_last)``. Returns the number of trials
+    done (``n_trials`` unless the caller must grow the seating and resume).
+    ``counts`` accumulates splits tried and accepted, merges tried and
+    accepted, merges rejected early. Compiled with numba's reference
+    counting off (:func:`sk_ihmm._nrt.nrt_free`): every work array comes
+    from the caller, in ``work = (fb, fe, order, xsave, emit_buf, fwd_buf,
+    path_buf, small, ibuf)`` (``small``: 8 floats, ``ibuf``: ``T + 2``
+    integers, the others of :func:`split_merge_moves`). A trial's four steps
+    stay in this loop (about 130 lines) because they share its draws and its
+    undo log; the pieces the chain trials share are the inline helpers above.
     """
     rng = as_generator(rng)
+    Y, seq_first, seq_last = data
+    fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, small, ibuf = work
     T = x.shape[0]
     pairs, per_label, tables, undo_log, totals, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
@@ -300,8 +248,8 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
                                 log_init, log_trans, emit_buf[:L], log_final, pair)
                 for l in range(L):
                     path_buf[l] = 0 if x[fb_ + l] == b else 1
-                log_z = _two_state_forward(log_init, log_tr, 0, emit_buf, log_final, L, fwd_buf)
-                log_q_old += _two_state_path_weight(log_init, log_tr, 0, emit_buf, log_final, L,
+                log_z = two_state_forward(log_init, log_tr, 0, emit_buf, log_final, L, fwd_buf)
+                log_q_old += two_state_path_weight(log_init, log_tr, 0, emit_buf, log_final, L,
                                                     path_buf) - log_z
         xsave[t1] = b
         update(fam, stats, b, Y, t1, -1.0)
@@ -345,9 +293,9 @@ def _sm_trials(s, stats, x, Y, seq_first, seq_last, n_trials, start, fam, hyp,
             if split:
                 _restricted_hmm(s, stats, Y, fb_, L, prev, nxt, c, a, fam, hyp,
                                 log_init, log_trans, emit_buf[:L], log_final, pair)
-                log_z = _two_state_forward(log_init, log_tr, 0, emit_buf, log_final, L, fwd_buf)
-                _two_state_backward(log_tr, 0, log_final, fwd_buf, L, rng, path_buf)
-                log_q_new += _two_state_path_weight(log_init, log_tr, 0, emit_buf, log_final, L,
+                log_z = two_state_forward(log_init, log_tr, 0, emit_buf, log_final, L, fwd_buf)
+                two_state_sample(log_tr, 0, log_final, fwd_buf, L, rng, path_buf)
+                log_q_new += two_state_path_weight(log_init, log_tr, 0, emit_buf, log_final, L,
                                                     path_buf) - log_z
                 for l in range(L):
                     x[fb_ + l] = c if path_buf[l] == 0 else a
@@ -465,18 +413,21 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
 
 
 @nrt_free
-def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width, fam, hyp,
-                  early_stop, rng, fb, fe, order, xsave, emit_buf, tr_buf, fwd_buf, cand,
-                  path_buf, counts, small, ibuf):
+def _chain_trials(s, stats, x, data, widths, start, max_width, fam, hyp, early_stop, rng, work,
+                  counts):
     """Chain trials ``start .. len(widths) - 1``, trial ``i`` of width ``widths[i]``.
 
     Returns the number of trials done (fewer when fewer than ``max_width >=
     widths`` labels are free: the caller grows the seating and resumes).
-    ``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers. Like
-    :func:`_sm_trials`, it allocates nothing (reference counting off), so
-    its work arrays are parameters.
+    ``data`` is ``(Y, seq_first, seq_last)``, ``work`` ``(fb, fe, order,
+    xsave, emit_buf, tr_buf, fwd_buf, cand, path_buf, small, ibuf)``
+    (``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers; the
+    others of :func:`chain_moves`). Like :func:`_sm_trials`, it allocates
+    nothing (reference counting off), so its work arrays are parameters.
     """
     rng = as_generator(rng)
+    Y, seq_first, seq_last = data
+    fb, fe, order, xsave, emit_buf, tr_buf, fwd_buf, cand, path_buf, small, ibuf = work
     T = x.shape[0]
     pairs, per_label, tables, undo_log, totals, conc = s
     log_init = small[0:2]
@@ -552,8 +503,8 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
                            cand, log_init, tr_buf, emit_buf, log_final)
                 for l in range(L):
                     path_buf[l] = 0 if x[fb_ + l] == cand[l, 0] else 1
-                log_z = _two_state_forward(log_init, tr_buf, 1, emit_buf, log_final, L, fwd_buf)
-                log_q_old += _two_state_path_weight(log_init, tr_buf, 1, emit_buf, log_final, L,
+                log_z = two_state_forward(log_init, tr_buf, 1, emit_buf, log_final, L, fwd_buf)
+                log_q_old += two_state_path_weight(log_init, tr_buf, 1, emit_buf, log_final, L,
                                                     path_buf) - log_z
 
         # ---- 3. allocate and add F_1 .. F_U ----
@@ -566,9 +517,9 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
             if split:
                 _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
                            cand, log_init, tr_buf, emit_buf, log_final)
-                log_z = _two_state_forward(log_init, tr_buf, 1, emit_buf, log_final, L, fwd_buf)
-                _two_state_backward(tr_buf, 1, log_final, fwd_buf, L, rng, path_buf)
-                log_q_new += _two_state_path_weight(log_init, tr_buf, 1, emit_buf, log_final, L,
+                log_z = two_state_forward(log_init, tr_buf, 1, emit_buf, log_final, L, fwd_buf)
+                two_state_sample(tr_buf, 1, log_final, fwd_buf, L, rng, path_buf)
+                log_q_new += two_state_path_weight(log_init, tr_buf, 1, emit_buf, log_final, L,
                                                     path_buf) - log_z
                 for l in range(L):
                     x[fb_ + l] = cand[l, path_buf[l]]
@@ -594,6 +545,13 @@ def _chain_trials(s, stats, x, Y, seq_first, seq_last, widths, start, max_width,
             _restore_fragments(per_label, stats, x, Y, xsave, order, fb, fe, U, n_added, fam,
                                iwork)
     return n_trials
+
+
+def _trial_room(state, T, labels):
+    """What a trial may need: ``labels`` free labels; table slots for every
+    customer (``<= T`` customers, hence tables, at any time) beyond those in
+    use; ``<= 2 T`` logged operations."""
+    return labels, T - state.seating.n_tables + 8, 2 * T + 8
 
 
 def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
@@ -626,28 +584,20 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
         return counts
     if early_stop is None:
         early_stop = problem.emission.discrete
-    fb = np.empty(T, np.int64)
-    fe = np.empty(T, np.int64)
-    order = np.empty(T, np.int64)
-    xsave = np.empty(T, np.int64)
-    emit_buf = np.empty((T, 2))
-    fwd_buf = np.empty((T, 2))
-    path_buf = np.empty(T, np.int64)
-    small = np.empty(8)
-    iwork = np.empty(T + 2, np.int64)
-    done = 0
-    while done < n_trials:
-        # <= T customers, hence <= T tables, at any time: the free slots must
-        # cover T minus those in use; <= 2 T logged operations
-        in_use = state.seating.n_tables
-        state.ensure_capacity(labels=2, tables=T - in_use + 8, log=2 * T + 8)
+    # fragment bounds and order, saved labels, the restricted HMM's
+    # emissions and forward messages, the drawn path
+    work = (np.empty(T, np.int64), np.empty(T, np.int64), np.empty(T, np.int64),
+            np.empty(T, np.int64), np.empty((T, 2)), np.empty((T, 2)), np.empty(T, np.int64),
+            np.empty(8), np.empty(T + 2, np.int64))
+    data = (problem.Y, problem.seq_first, problem.seq_last)
+
+    def run(done):
         done = _sm_trials(
-            state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, int(n_trials), done, problem.fam, state.hyp,
-            bool(early_stop), generator_handle(rng), fb, fe, order, xsave, emit_buf, fwd_buf,
-            path_buf, counts,
-            small, iwork,
-        )
+            state.seating, state.stats, state.x, data, int(n_trials), done, problem.fam,
+            state.hyp, bool(early_stop), generator_handle(rng), work, counts)
+        return done, done >= n_trials
+
+    run_resumable(state, lambda: _trial_room(state, T, 2), run)
     return counts
 
 
@@ -674,27 +624,20 @@ def chain_moves(state, problem, widths, rng, early_stop=None):
         raise ValueError(f"chain width {max_width} needs at least {2 * max_width} steps.")
     if early_stop is None:
         early_stop = problem.emission.discrete
-    fb = np.empty(T, np.int64)
-    fe = np.empty(T, np.int64)
-    order = np.empty(T, np.int64)
-    xsave = np.empty(T, np.int64)
-    emit_buf = np.empty((T, 2))
-    tr_buf = np.empty((T, 2, 2))
-    fwd_buf = np.empty((T, 2))
-    cand = np.empty((T, 2), np.int64)
-    path_buf = np.empty(T, np.int64)
-    small = np.empty(4)
-    ibuf = np.empty(T + 2 + 4 * max_width, np.int64)
-    done = 0
-    while done < widths.shape[0]:
-        in_use = state.seating.n_tables
-        state.ensure_capacity(labels=max_width + 1, tables=T - in_use + 8, log=2 * T + 8)
+    # as in split_merge_moves, plus a transition matrix and two candidates per step
+    work = (np.empty(T, np.int64), np.empty(T, np.int64), np.empty(T, np.int64),
+            np.empty(T, np.int64), np.empty((T, 2)), np.empty((T, 2, 2)), np.empty((T, 2)),
+            np.empty((T, 2), np.int64), np.empty(T, np.int64), np.empty(4),
+            np.empty(T + 2 + 4 * max_width, np.int64))
+    data = (problem.Y, problem.seq_first, problem.seq_last)
+
+    def run(done):
         done = _chain_trials(
-            state.seating, state.stats, state.x, problem.Y, problem.seq_first,
-            problem.seq_last, widths, done, max_width, problem.fam, state.hyp,
-            bool(early_stop), generator_handle(rng), fb, fe, order, xsave, emit_buf, tr_buf,
-            fwd_buf, cand, path_buf, counts, small, ibuf,
-        )
+            state.seating, state.stats, state.x, data, widths, done, max_width, problem.fam,
+            state.hyp, bool(early_stop), generator_handle(rng), work, counts)
+        return done, done >= widths.shape[0]
+
+    run_resumable(state, lambda: _trial_room(state, T, max_width + 1), run)
     return counts
 
 
