@@ -21,8 +21,9 @@ import math
 import numpy as np
 from numba import njit
 
-from ._hcrp import root_prob
+from ._hcrp import pred_prob, root_prob
 from ._interrupt import check_interrupt
+from ._messages import shifted_exp
 from ._rng import draw_index
 from .emissions import log_pred, update
 
@@ -109,21 +110,16 @@ def _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st, p, j
     """Log weights of particle ``p``'s next label, label ``k`` in ``lw[k -
     1]`` for ``k = 1 .. nk`` (the HCRP predictive from ``j`` times the
     emission predictive of ``Y[t]``); label ``nk`` is a new one unless the
-    capacity is full. Returns ``(nk, max)``."""
+    capacity is full. Returns ``nk``."""
     C = counts.shape[1]
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
-    kappa_j = kappa if j > 0 else 0.0
-    den = row_sums[p, j] + alpha + kappa_j
-    mt = m_tot[p]
+    n_j, mt = row_sums[p, j], m_tot[p]
     nk = used[p] + 1 if used[p] < C - 1 else used[p]
-    m_lw = -np.inf
     for k in range(1, nk + 1):
-        p0 = root_prob(root_counts[p, k], mt, gamma)
-        num = counts[p, j, k] + alpha * p0 + (kappa_j if j == k else 0.0)
-        lw[k - 1] = math.log(num / den) + log_pred(fam, st, k, hyp, Y, t)
-        if lw[k - 1] > m_lw:
-            m_lw = lw[k - 1]
-    return nk, m_lw
+        lw[k - 1] = (math.log(pred_prob(counts[p, j, k], n_j, root_counts[p, k], mt, alpha,
+                                        gamma, kappa, j, k))
+                     + log_pred(fam, st, k, hyp, Y, t))
+    return nk
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -144,7 +140,9 @@ def _seat(counts, row_sums, root_counts, m_tot, p, j, k, conc, rng):
 @njit(cache=True, nogil=True)
 def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_first, fam, hyp,
               rng, keep_paths, paths, anc, out):
-    """Filter steps ``t_begin .. t_end - 1``, writing ``out[t]``.
+    """Filter steps ``t_begin .. t_end - 1``, writing ``out[t]``: the loop
+    state of :func:`particle_filter` between two checks for Ctrl-C, hence
+    its parameters.
 
     ``particles`` = ``(counts, row_sums, root_counts, stats, m_tot, used,
     cur)``: per particle the transition counts, their row sums, the root
@@ -179,11 +177,11 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
         for p in range(P):
             j = 0 if seq_first[t] else cur[p]
             st = stats[p]   # one view per particle: views are reference-counted
-            nk, m_lw = _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st,
-                                               p, j, conc, fam, hyp, Y, t, lw)
+            nk = _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st,
+                                         p, j, conc, fam, hyp, Y, t, lw)
+            m_lw = shifted_exp(lw[:nk], lw[:nk], 0.0)
             s = 0.0
             for i in range(nk):
-                lw[i] = math.exp(lw[i] - m_lw)
                 s += lw[i]
             lse[p] = m_lw + math.log(s)
             knew = 1 + draw_index(lw, nk, rng.random() * s)
