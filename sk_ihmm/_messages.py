@@ -18,14 +18,13 @@ RCD samplers call directly; :func:`linear_weights` turns log weights into
 linear ones.
 
 Provides forward filtering / backward sampling (``ffbs``; ``two_state_*``
-for two states with a transition matrix per step), beam sampling
-(``beam_sample``, Van Gael et al. 2008), path weights, forward-backward,
-Viterbi and the forward log-likelihood. Invariants: the forward recursion is
-scaled (rows renormalised, log normalisers accumulated), so any sequence
-length and emission magnitude is safe; randomness comes only from the ``rng``
-passed in; if every path has zero weight, ``ffbs`` returns ``-inf`` and fills
-``out`` with ``-1``, and ``forward_loglik`` / ``forward_backward`` /
-``viterbi`` return ``-inf``.
+with a transition matrix per step), beam sampling (Van Gael et al. 2008),
+path weights, forward-backward, Viterbi, the forward log-likelihood.
+Invariants: the forward recursion is scaled (rows renormalised, log
+normalisers accumulated), so any sequence length and emission magnitude is
+safe; randomness comes only from the ``rng`` passed in; if every path has
+zero weight, ``ffbs`` returns ``-inf`` and fills ``out`` with ``-1``, and
+``forward_loglik`` / ``forward_backward`` / ``viterbi`` return ``-inf``.
 
 Numerics, the beam construction and its exactness argument:
 doc/internals.rst, section "Message passing (_messages.py)".

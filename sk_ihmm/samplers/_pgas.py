@@ -1043,14 +1043,23 @@ def _explicit_first(x, pi, beta, phi, K, eps):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(x, Y, starts, ends, seq_first, pi, beta, phi, conc, n_particles, posterior, eps,
-           hyp, fam, l_prior, n_stats, n_params, priors, rho, resample, rng):
+def _sweep(data, params, conc, options, emission, hyper, rng):
     """One sweep in one kernel: the explicit set (posterior proposal), CSMC-AS
     on every sequence (labels ``x`` replaced in place and made compact), then
     steps 2-6 (:func:`_parameters`). Returns :func:`_parameters`' tuple and
-    the number of time steps whose label changed."""
+    the number of time steps whose label changed.
+
+    ``data`` is ``(x, Y, starts, ends, seq_first, l_prior)``, ``params``
+    ``(pi, beta, phi)``, ``options`` ``(n_particles, posterior, eps)``,
+    ``emission`` ``(fam, hyp, n_stats, n_params)`` and ``hyper`` ``(priors,
+    rho, resample)`` (see :func:`step`)."""
     handle = rng     # _parameters gets the handle, as from Python: one compiled version
     rng = as_generator(rng)
+    x, Y, starts, ends, seq_first, l_prior = data
+    pi, beta, phi = params
+    n_particles, posterior, eps = options
+    fam, hyp, n_stats, n_params = emission
+    priors, rho, resample = hyper
     K = beta.shape[0] - 1
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
     zero_stats = np.zeros((1, n_stats))
@@ -1085,10 +1094,9 @@ def step(state, problem, rng):
     n_particles, posterior = _options(problem)
     (state.n, state.stats, state.m, state.o, state.conc, state.beta, state.pi, state.phi,
      n_changed) = _sweep(
-        state.x, problem.Y, problem.starts, problem.ends, problem.seq_first, state.pi,
-        state.beta, state.phi, state.conc, n_particles, posterior, _EXPLICIT_MASS,
-        state.hyp, problem.fam, problem.prior_pred, problem.n_stats,
-        problem.emission.n_params(problem.dim), problem.priors, rho_prior(problem.priors),
-        problem.resample, generator_handle(rng))
+        (state.x, problem.Y, problem.starts, problem.ends, problem.seq_first, problem.prior_pred),
+        (state.pi, state.beta, state.phi), state.conc, (n_particles, posterior, _EXPLICIT_MASS),
+        (problem.fam, state.hyp, problem.n_stats, problem.emission.n_params(problem.dim)),
+        (problem.priors, rho_prior(problem.priors), problem.resample), generator_handle(rng))
     state.log_joint = _log_joint(state, problem)
     return {"accept_rate": n_changed / state.x.shape[0]}

@@ -156,7 +156,9 @@ def remove_seq(pairs, per_label, tables, undo_log, totals, conc,
     ----------
     pairs, per_label, tables, undo_log, totals, conc : ndarray
         The seating (:class:`sk_ihmm._hcrp.Seating`, unpacked), modified in
-        place; changes are appended to the undo log.
+        place; changes are appended to the undo log. One by one, not as the
+        named tuple: numba miscompiles the tuple's fields written in an
+        inlined routine (doc/internals.rst, "Why six arrays").
     stats : ndarray of shape (capacity, n_stats)
         Emission sufficient statistics per label, modified in place.
     xb : ndarray of shape (L,), int64

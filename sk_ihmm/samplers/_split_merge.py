@@ -83,7 +83,9 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
     log p(k_c | restaurant prev)``, ``log_trans[c, d] = log p(k_d | k_c)``,
     ``log_final[c] = log p(nxt | k_c)`` (0 when ``nxt < 0``: nothing follows)
     and ``log_emit[l, c]`` the posterior predictive of ``Y[b + l]`` under
-    ``k_c``. ``pair`` is a work array of two labels.
+    ``k_c``. ``pair`` is a work array of two labels. Called by the trial
+    loop: it reads the trial's fragment and fills the four arrays the
+    two-state FFBS takes, hence its parameters.
     """
     pairs, per_label, tables, undo_log, totals, conc = s
     m_tot = totals[M_TOTAL]
@@ -372,7 +374,8 @@ def _chain_hmm(s, stats, x, Y, fb_, L, prev, nxt, t1, t2, w, la_, lc_, fam, hyp,
     pinned to candidate 0 and ``t2 + i`` to candidate 1 (the other one gets
     weight 0). Weights are the HCRP predictives of the current seating and
     emission statistics, as in :func:`_restricted_hmm`; ``log_tr[l]`` is the
-    transition from step ``l - 1`` to ``l``.
+    transition from step ``l - 1`` to ``l``. Like :func:`_restricted_hmm`,
+    its parameters are the trial's state and the arrays it fills.
     """
     pairs, per_label, tables, undo_log, totals, conc = s
     m_tot = totals[M_TOTAL]
@@ -423,7 +426,9 @@ def _chain_trials(s, stats, x, data, widths, start, max_width, fam, hyp, early_s
     xsave, emit_buf, tr_buf, fwd_buf, cand, path_buf, small, ibuf)``
     (``small``: 4 floats; ``ibuf``: ``T + 2 + 4 * max_width`` integers; the
     others of :func:`chain_moves`). Like :func:`_sm_trials`, it allocates
-    nothing (reference counting off), so its work arrays are parameters.
+    nothing (reference counting off), so its work arrays are parameters, and
+    a trial's steps stay in this loop because they share its draws and its
+    undo log.
     """
     rng = as_generator(rng)
     Y, seq_first, seq_last = data
