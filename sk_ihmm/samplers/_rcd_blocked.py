@@ -366,7 +366,11 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
     Compiled with numba's reference counting off (:func:`sk_ihmm._nrt.nrt_free`),
     so it allocates nothing: ``fbuf``, ``ibuf`` come from :func:`_scratch`.
     It takes the state's arrays one by one (19 parameters) because a numba
-    kernel cannot take the Python objects that group them.
+    kernel cannot take the Python objects that group them. Each step of a
+    block move is a named inline helper (``lift_seq``, :func:`_candidates`,
+    :func:`_candidate_weights`, :func:`_label_proposal`, ``remove_seq`` /
+    ``add_seq``, ...); what stays here (about 140 lines) is their sequence,
+    which shares the block's buffers, the candidate index and the undo log.
     """
     rng = as_generator(rng)
     pairs, per_label, tables, undo_log, totals, conc = s
