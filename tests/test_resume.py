@@ -53,40 +53,61 @@ def _state(problem, x0, labels, tables, log):
 N_SWEEPS = 20
 
 
-@pytest.mark.parametrize("sampler", ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge"])
-def test_growing_the_state_changes_no_draw(sampler, monkeypatch):
-    """A chain whose sweeps stop short and resume, with the state grown in
-    between, draws what a chain with room to spare draws."""
+def _capacities(state):
+    s = state.seating
+    return s.pairs.shape[1], s.tables.shape[0], s.undo_log.shape[0]
+
+
+# (sampler, module whose kernel must resume after growing, options, start);
+# every chain is seated with few tables (alpha = 0.05, then resampled), so
+# the tables its sweeps open use up the room of the moves
+CASES = [
+    ("rcd_gibbs", _rcd_gibbs, {}, "random"),
+    ("rcd_blocked", _rcd_blocked, {}, "random"),
+    ("rcd_beam", _rcd_blocked, {}, "random"),
+    # split-merge trials alone, from one state: accepted splits use up the
+    # free labels within a sweep
+    ("split_merge", _split_merge, {"base_sampler": "none", "split_merge_trials": 30}, "one"),
+]
+
+
+@pytest.mark.parametrize("sampler, module, options, start", CASES, ids=[c[0] for c in CASES])
+def test_growing_the_state_changes_no_draw(sampler, module, options, start, monkeypatch):
+    """A chain whose kernel stops short for want of room and resumes after
+    the state grew draws what a chain with room to spare draws."""
     rng = np.random.default_rng(1)
-    # long enough for some move to open a table (beam blocks are 64 steps);
-    # fixed seeds, so each case resumes at the same places on every run
-    T, K = (150 if sampler in ("rcd_gibbs", "rcd_blocked") else 400), 6
+    T, K = 300, 6
     Y = np.concatenate([rng.normal(4.0 * k, 0.5, T // K + 1) for k in range(K)])[:T, None]
-    problem = make_problem(Gaussian(), Y, 1, [2 * T // 5, T - 2 * T // 5])
-    x0 = rng.integers(1, K + 1, T)
-    roomy = _state(problem, x0, 16 * K, 4 * T, 4 * T)
-    # no free label, and just the free table slots the first move needs (the
-    # kernels check 8 for a Gibbs step, 3 (L + 2) for a block of L steps):
-    # the first table a move opens makes the kernel stop short
-    room = {"rcd_gibbs": 8, "rcd_blocked": 3 * 34, "rcd_beam": 3 * 66, "split_merge": 3 * 66}
-    tight = _state(problem, x0, K + 1, roomy.seating.n_tables + room[sampler], 8)
-    resumed = []
+    problem = make_problem(Gaussian(), Y, 1, [120, 180], conc0=(0.05, 1.0, 0.0),
+                           options=options)
+    x0 = rng.integers(1, K + 1, T) if start == "random" else np.ones(T, np.int64)
+    k0 = int(x0.max())
+    roomy = _state(problem, x0, 64, 4 * T, 4 * T)
+    # no free label and just the table slots of the first move (a Gibbs step
+    # checks 8, a block of L steps 3 (L + 2)): whatever a move opens makes
+    # the kernel stop short
+    room = {"rcd_gibbs": 8, "rcd_blocked": 3 * 34, "rcd_beam": 3 * 66, "split_merge": 8}
+    tight = _state(problem, x0, k0 + 1, roomy.seating.n_tables + room[sampler], 8)
+    grown_resumes = []
 
     def counting(state, room_of, run):
+        last = [None]
+
         def run_and_count(pos):
-            if state is tight and pos > 0:
-                resumed.append(pos)
-            return run(pos)
+            if state is tight and pos > 0 and _capacities(state) != last[0]:
+                grown_resumes.append(pos)
+            out = run(pos)
+            last[0] = _capacities(state)
+            return out
         run_resumable(state, room_of, run_and_count)
 
-    for module in (_rcd_gibbs, _rcd_blocked, _split_merge):
-        monkeypatch.setattr(module, "run_resumable", counting)
+    monkeypatch.setattr(module, "run_resumable", counting)
     step = get_sampler(sampler).step
     rng_tight, rng_roomy = np.random.default_rng(2), np.random.default_rng(2)
     for _ in range(N_SWEEPS):
         step(tight, problem, rng_tight)
         step(roomy, problem, rng_roomy)
-    assert resumed, "no sweep of the tight chain stopped short and resumed"
+    assert grown_resumes, "no kernel call stopped short for room and resumed after growing"
     np.testing.assert_array_equal(tight.x, roomy.x)
     np.testing.assert_array_equal(tight.seating.conc, roomy.seating.conc)
     assert tight.log_joint == roomy.log_joint

@@ -93,11 +93,15 @@ def run_resumable(state, room, run):
 
     The kernels allocate nothing (:func:`sk_ihmm._nrt.nrt_free`), so a kernel
     that finds fewer free labels, table slots or undo-log rows than its next
-    move may need stops and returns where it stopped. Before each call the
-    state is grown to ``room()``, a tuple ``(labels, tables, log)`` of the
-    needs the kernel checks (it must check at most these, or the loop would
-    not advance); ``run(pos)`` calls the kernel from position ``pos`` and
-    returns ``(pos, done)``. Growing changes capacities only, never a draw.
+    move may need stops and returns where it stopped. Before *every* call,
+    the first included, the state is grown to ``room()``, a tuple ``(labels,
+    tables, log)``: at least what the kernel checks (or the loop would not
+    advance), and what it relies on without checking (the split-merge trials
+    check only free labels, a Gibbs step not the undo log; the kernels do no
+    bounds checks, so less room would write past the arrays). ``run(pos)``
+    calls the kernel from position ``pos`` and returns ``(pos, done)``.
+    Growing changes capacities only, never a draw
+    (``tests/test_resume.py``).
     """
     pos, done = 0, False
     while not done:

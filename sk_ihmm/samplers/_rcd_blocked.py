@@ -528,8 +528,10 @@ def _sweep(state, problem, rng, use_beam):
 
     The candidate width, the kernel's scratch and the buffers of the block
     plan are kept in ``state.scratch`` between sweeps, so a settled chain
-    makes one kernel call per sweep (which also draws the plan); the state
-    is only grown when the kernel stops early for want of room.
+    makes one kernel call per sweep (which also draws the plan). The state
+    is grown to the room of the longest block before every call
+    (:func:`~sk_ihmm.samplers._collapsed.run_resumable`), and the kernel
+    stops early when a block needs more, or a wider scratch.
     """
     size = _block_size(problem, use_beam)
     keep = state.scratch
