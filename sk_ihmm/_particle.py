@@ -23,7 +23,6 @@ from numba import njit
 
 from ._hcrp import pred_prob, root_prob
 from ._interrupt import check_interrupt
-from ._messages import shifted_exp
 from ._rng import draw_index
 from .emissions import log_pred, update
 
@@ -179,9 +178,14 @@ def _pf_steps(t_begin, t_end, particles, spare, hi_used, logw, conc, Y, seq_firs
             st = stats[p]   # one view per particle: views are reference-counted
             nk = _transition_log_weights(counts, row_sums, root_counts, m_tot, used, st,
                                          p, j, conc, fam, hyp, Y, t, lw)
-            m_lw = shifted_exp(lw[:nk], lw[:nk], 0.0)
+            # exp(lw - max) in place; no slice views (each counts a reference,
+            # per particle and step)
+            m_lw = lw[0]
+            for i in range(1, nk):
+                m_lw = max(m_lw, lw[i])
             s = 0.0
             for i in range(nk):
+                lw[i] = math.exp(lw[i] - m_lw)
                 s += lw[i]
             lse[p] = m_lw + math.log(s)
             knew = 1 + draw_index(lw, nk, rng.random() * s)
