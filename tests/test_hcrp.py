@@ -209,3 +209,23 @@ def test_block_factors_are_the_product_of_the_predictives(kernel, kappa):
     np.testing.assert_array_equal(s.pairs, ref.pairs)
     np.testing.assert_array_equal(s.tables, ref.tables)
     np.testing.assert_array_equal(s.per_label[:_hcrp.OCC], ref.per_label[:_hcrp.OCC])
+
+
+def test_pred_weights_is_pred_prob_times_the_row_denominator():
+    """The NumPy predictive of the point summaries (``pred_weights``) is the
+    kernels' ``pred_prob``, row by row, up to the row's denominator."""
+    rng = np.random.default_rng(0)
+    K = 4
+    n = rng.integers(0, 6, (K + 1, K + 1))
+    n[:, 0] = 0
+    m_k = rng.integers(1, 4, K + 1)
+    m_k[0] = 0
+    alpha, gamma, kappa = 1.3, 0.7, 2.0
+    w = _hcrp.pred_weights(n.astype(float), m_k.astype(float), alpha, gamma, kappa)
+    for j in range(K + 1):
+        n_j = int(n[j].sum())
+        den = n_j + alpha + (kappa if j > 0 else 0.0)
+        for k in range(1, K + 1):
+            p = _hcrp.pred_prob(int(n[j, k]), n_j, int(m_k[k]), int(m_k.sum()), alpha, gamma,
+                                kappa, j, k)
+            assert w[j, k] == pytest.approx(p * den, rel=1e-12)
