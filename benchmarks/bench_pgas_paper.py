@@ -141,7 +141,7 @@ SAMPLER_OPTIONS = {
     # not run by default (--samplers adds them); listed last so the samplers
     # above keep their chain seeds
     "rcd_blocked": {},
-    "split_merge": {},
+    "split_merge": {"base_sampler": "rcd_beam"},   # the base its recorded results used
     # --figure5: pgas with the prior or the posterior proposal, N=10 or 50
     "pgas-n10-post": {"n_particles": 10, "proposal": "posterior"},
     "pgas-n10-pri": {"n_particles": 10, "proposal": "prior"},

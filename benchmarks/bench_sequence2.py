@@ -82,7 +82,7 @@ from sk_ihmm.metrics import integrated_autocorrelation_time, mutual_information 
 
 DEFAULT_SAMPLERS = ["rcd_gibbs", "rcd_blocked", "rcd_beam", "sm3", "pgas"]
 N_SYMBOLS = 8
-#: the configs are those of bench_sequence1; sm3 is split_merge at its defaults
+#: the configs are those of bench_sequence1; sm3 is split_merge on rcd_beam, 3 trials per sweep
 NAMES = {**LABELS, "sm3": "split_merge (beam+SM 3)", "sm25": "split_merge (beam+SM 25)"}
 
 

@@ -44,8 +44,10 @@ X, truth = make_sequence1(500)
 samplers = {
     "rcd_gibbs": dict(sampler="rcd_gibbs"),
     "rcd_beam": dict(sampler="rcd_beam"),
-    "rcd_beam + split-merge 3/sweep": dict(sampler="split_merge", split_merge_trials=3),
-    "rcd_beam + split-merge 25/sweep": dict(sampler="split_merge", split_merge_trials=25),
+    "rcd_beam + split-merge 3/sweep": dict(sampler="split_merge", base_sampler="rcd_beam",
+                                           split_merge_trials=3),
+    "rcd_beam + split-merge 25/sweep": dict(sampler="split_merge", base_sampler="rcd_beam",
+                                            split_merge_trials=25),
 }
 
 # %%

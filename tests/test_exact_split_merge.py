@@ -67,6 +67,9 @@ CASES = [
          options={"base_sampler": "rcd_gibbs", "split_merge_trials": 1}),
     dict(kind="categorical", lengths=(1, 4), kappa=1.0, resample=(True, True, True),
          options={"base_sampler": "rcd_beam", "block_size": 2, "split_merge_trials": 3}),
+    # the default base
+    dict(kind="gaussian", lengths=(2, 3), kappa=1.0, resample=(True, True, False),
+         options={"base_sampler": "rcd_blocked", "block_size": 2, "split_merge_trials": 2}),
 ]
 
 

@@ -49,7 +49,7 @@ OPTIONS = {
         3, [Interval(Integral, 1, None, closed="left")],
         "Largest width of the chain proposals of split_merge, split_merge_trials of them per sweep (1: none)."),
     "base_sampler": Option(
-        "rcd_beam", [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"})],
+        "rcd_blocked", [StrOptions({"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"})],
         "Sampler interleaved with the split-merge moves (\"none\": only split-merge moves)."),
     "n_particles": Option(
         10, [Interval(Integral, 2, None, closed="left")],
