@@ -31,12 +31,14 @@ class compile_clock:
     instead (chains run in threads, beside the clock of the thread that
     waits for them): numba compiles under one global lock, so outermost
     compilations never overlap and their durations add up to the wall time
-    spent compiling.
+    spent compiling. ``all_threads=True`` counts every thread's (the
+    progress display's clock, which only asks :meth:`compiling_for`).
     """
 
-    def __init__(self, other_threads=False):
+    def __init__(self, other_threads=False, all_threads=False):
         self.seconds = 0.0
         self._other_threads = other_threads
+        self._all_threads = all_threads
         self._thread = threading.get_ident()
         self._open = {}         # thread -> (depth of nested compilations, start)
         self._lock = threading.Lock()
@@ -44,7 +46,17 @@ class compile_clock:
 
     def _watched(self):
         thread = threading.get_ident()
+        if self._all_threads:
+            return thread
         return thread if (thread != self._thread) == self._other_threads else None
+
+    def compiling_for(self):
+        """Seconds since the compilation under way began (the earliest one
+        among the watched threads), or 0.0 when none is."""
+        with self._lock:
+            if not self._open:
+                return 0.0
+            return time.perf_counter() - min(started for _, started in self._open.values())
 
     def __enter__(self):
         if _event is not None:

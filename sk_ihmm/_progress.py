@@ -7,21 +7,30 @@ and redraws one line on ``stderr`` every second (:class:`ProgressDisplay`):
 per chain the sweeps done in the current round, sweeps per second and the
 current number of states, and the time left in the round. Files are used
 because joblib workers cannot call back into the parent while they run.
+While numba compiles kernels in the fitting process (the first fit after
+installing, or of a new sampler or emission family), the line says so and
+for how long, so that a first fit does not look stuck.
 
 The display is on by default (``progress="auto"``) when ``stderr`` is a
 terminal or the code runs in a Jupyter kernel, and off otherwise (scripts
 with redirected output, tests).
 """
 
+import math
 import os
 import sys
 import threading
 import time
 
+from ._compile_clock import compile_clock
+
 __all__ = ["ChainProgress", "ProgressDisplay", "progress_wanted"]
 
 #: Seconds between two writes of a chain's file and two redraws of the line.
 INTERVAL = 1.0
+
+#: Seconds a compilation must have run before the line mentions it.
+COMPILE_NOTICE_AFTER = 1.0
 
 
 def progress_wanted(progress):
@@ -74,6 +83,10 @@ class ProgressDisplay:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._width = 0
+        # every thread's compilations: the chains run in threads, the
+        # initialisation in the fitting thread
+        self._compiles = compile_clock(all_threads=True)
+        self._compiled_at = -math.inf      # when a compilation was last seen under way
 
     def path(self, chain_id):
         return os.path.join(self.folder, f"chain_{chain_id}")
@@ -100,6 +113,15 @@ class ProgressDisplay:
                 left = max(left, (total - done) / rate)
             parts.append(f"{c}: {done}/{total} {rate:.0f}/s K={k}")
         eta = f", ~{left:.0f} s left in the round" if left else ""
+        busy = self._compiles.compiling_for()
+        now = time.monotonic()
+        if busy > 0.0:
+            self._compiled_at = now
+        # kernels compile one after the other, with gaps of a fraction of a
+        # second between them: the notice stays through the gaps
+        total = self._compiles.seconds + busy
+        if now - self._compiled_at <= 2 * INTERVAL and total >= COMPILE_NOTICE_AFTER:
+            parts.append(f"compiling numba kernels, {total:.0f} s so far (once: they are cached)")
         return f"[sk_ihmm] round {self.round}{eta} | " + " | ".join(parts)
 
     def _draw(self, final=False):
@@ -114,11 +136,13 @@ class ProgressDisplay:
             self._draw()
 
     def __enter__(self):
+        self._compiles.__enter__()
         self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+        self._compiles.__exit__(*exc)
         self._draw(final=True)
         return False

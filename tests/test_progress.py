@@ -39,3 +39,50 @@ def test_display_reads_rates_and_time_left(tmp_path):
     report = ChainProgress(str(tmp_path / "chain_1"), 10)
     report.update(10, 7)               # the last sweep is always written
     assert "1: 10/10" in shown.line() and np.isfinite(float((tmp_path / "chain_1").read_text().split()[3]))
+
+
+def test_display_says_while_kernels_compile(tmp_path, monkeypatch):
+    """A compilation under way in any thread of the fitting process (the
+    chains run in threads) shows on the line, with the compile time so far;
+    the line drops it two redraws after the last compilation ended. numba's
+    ``numba:compile`` events are sent by hand, so the test does not depend
+    on the cache."""
+    import threading
+
+    from numba.core import event
+
+    from sk_ihmm import _progress
+
+    monkeypatch.setattr(_progress, "COMPILE_NOTICE_AFTER", 0.0)
+    shown = ProgressDisplay(str(tmp_path), 1, stream=io.StringIO())
+    started, release = threading.Event(), threading.Event()
+
+    def compiling_chain():
+        event.start_event("numba:compile")
+        started.set()
+        release.wait(10)
+        event.end_event("numba:compile")
+
+    with shown:
+        assert "compiling" not in shown.line()
+        worker = threading.Thread(target=compiling_chain)
+        worker.start()
+        try:
+            assert started.wait(10)
+            line = shown.line()
+        finally:
+            release.set()
+            worker.join()
+        assert "| compiling numba kernels, 0 s so far (once: they are cached)" in line, line
+        # it stays through the gap before the next kernel's compilation ...
+        assert "compiling" in shown.line()
+        shown._compiled_at -= 3 * _progress.INTERVAL
+        # ... and not after
+        assert "compiling" not in shown.line()
+    monkeypatch.setattr(_progress, "COMPILE_NOTICE_AFTER", 1.0)
+    with shown.__class__(str(tmp_path), 1, stream=io.StringIO()) as quick:
+        event.start_event("numba:compile")
+        try:
+            assert "compiling" not in quick.line()     # under a second: not worth a word
+        finally:
+            event.end_event("numba:compile")
