@@ -99,6 +99,8 @@ TABLES = ("alice_chars", "alice_words", "welllog", "ion", "alice_words_hcrp")
 #: Tables run when ``--tables`` is not given (alice_words_hcrp repeats alice_words' Categorical
 #: fits beside HCRP ones, ~2 x the words table's CPU, so it is run on request only).
 DEFAULT_TABLES = ("alice_chars", "alice_words", "welllog", "ion")
+#: Every sampler at its defaults: results/real_*.txt made before 2026-12-07 ran
+#: split_merge on base_sampler="rcd_beam", its default then (now rcd_blocked).
 ORDER = ("rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas")
 #: Tripuraneni et al. (2015), Alice chars (1,000 train / 4,000 test), held-out log-likelihood.
 PAPER_ALICE_CHARS = (("PGAS paper: PG (N=10)", -5918.4, 123.8), ("PGAS paper: beam", -6099.0, 106.0))

@@ -31,7 +31,8 @@ Reported per run:
   samplers;
 * ``accept``: acceptance rate of the sampler's move (per block for the
   blocked samplers, per step for Gibbs); ``visited``: states kept per step by
-  the beam (``rcd_beam``, ``split_merge``).
+  the beam (``rcd_beam``; ``split_merge`` only on ``base_sampler="rcd_beam"``,
+  its default before 2026-12-07).
 
 A last row per data set fits hmmlearn's ``GaussianHMM`` (best of 3 EM
 restarts) for K in a grid around the truth on the even tenths of the

@@ -25,7 +25,8 @@ sweeping the current state sequence is recorded, and the records after
 Dirichlet(0.5) prior; ``alpha`` and ``gamma`` start at 1 and are resampled
 after every sweep under Gamma(1, 1) priors; ``kappa = 0``; automatic block
 sizes for ``rcd_blocked`` / ``rcd_beam``; ``split_merge`` is ``rcd_beam``
-with 3 split-merge trials per sweep (its default, the paper's "+SM 3").
+(set in bench_sequence1's configs) with 3 split-merge trials per sweep (the
+default number, the paper's "+SM 3").
 
 Per run: the mean MI over the kept records (the paper's "average mutual
 information of sampled hidden states"), the MI of the last state, the mean

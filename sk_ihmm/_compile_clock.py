@@ -37,6 +37,7 @@ class compile_clock:
 
     def __init__(self, other_threads=False, all_threads=False):
         self.seconds = 0.0
+        self.last_end = -float("inf")   # time.perf_counter() when a compilation last ended
         self._other_threads = other_threads
         self._all_threads = all_threads
         self._thread = threading.get_ident()
@@ -82,7 +83,8 @@ class compile_clock:
                         if depth > 1:
                             clock._open[thread] = (depth - 1, started)
                         elif depth == 1:
-                            clock.seconds += time.perf_counter() - started
+                            clock.last_end = time.perf_counter()
+                            clock.seconds += clock.last_end - started
 
             self._listener = _Listener()
             _event.register("numba:compile", self._listener)

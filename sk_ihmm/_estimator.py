@@ -243,9 +243,9 @@ class InfiniteHMM(BaseEstimator):
         (1: Makino et al.'s one-state moves only).
     base_sampler : {"rcd_gibbs", "rcd_blocked", "rcd_beam", "none"}, default="rcd_blocked"
         Sampler interleaved with split-merge moves (``"none"``: only
-        split-merge moves). ``"rcd_blocked"`` moves the number of states
-        several times faster per sweep than ``"rcd_beam"`` at about the
-        same cost (doc/samplers.rst).
+        split-merge moves). At about the same cost per sweep as
+        ``"rcd_beam"``, ``"rcd_blocked"`` mixes the number of states and
+        the log-likelihood faster (doc/samplers.rst has the figures).
     n_particles : int, default=10
         Particles of ``pgas``.
     proposal : {"posterior", "prior"}, default="posterior"

@@ -16,7 +16,6 @@ terminal or the code runs in a Jupyter kernel, and off otherwise (scripts
 with redirected output, tests).
 """
 
-import math
 import os
 import sys
 import threading
@@ -29,7 +28,7 @@ __all__ = ["ChainProgress", "ProgressDisplay", "progress_wanted"]
 #: Seconds between two writes of a chain's file and two redraws of the line.
 INTERVAL = 1.0
 
-#: Seconds a compilation must have run before the line mentions it.
+#: Seconds of compilation (in total, during the fit) before the line mentions it.
 COMPILE_NOTICE_AFTER = 1.0
 
 
@@ -86,7 +85,6 @@ class ProgressDisplay:
         # every thread's compilations: the chains run in threads, the
         # initialisation in the fitting thread
         self._compiles = compile_clock(all_threads=True)
-        self._compiled_at = -math.inf      # when a compilation was last seen under way
 
     def path(self, chain_id):
         return os.path.join(self.folder, f"chain_{chain_id}")
@@ -99,8 +97,9 @@ class ProgressDisplay:
             except OSError:
                 pass
 
-    def line(self):
-        """The current text of the display."""
+    def line(self, final=False):
+        """The current text of the display (``final``: the line left on
+        screen at the end, without the compile notice)."""
         parts, left = [], 0.0
         for c in range(self.n_chains):
             rec = _read(self.path(c))
@@ -114,18 +113,16 @@ class ProgressDisplay:
             parts.append(f"{c}: {done}/{total} {rate:.0f}/s K={k}")
         eta = f", ~{left:.0f} s left in the round" if left else ""
         busy = self._compiles.compiling_for()
-        now = time.monotonic()
-        if busy > 0.0:
-            self._compiled_at = now
+        total = self._compiles.seconds + busy
         # kernels compile one after the other, with gaps of a fraction of a
         # second between them: the notice stays through the gaps
-        total = self._compiles.seconds + busy
-        if now - self._compiled_at <= 2 * INTERVAL and total >= COMPILE_NOTICE_AFTER:
+        recent = busy > 0.0 or time.perf_counter() - self._compiles.last_end <= 2 * INTERVAL
+        if not final and recent and total >= COMPILE_NOTICE_AFTER:
             parts.append(f"compiling numba kernels, {total:.0f} s so far (once: they are cached)")
         return f"[sk_ihmm] round {self.round}{eta} | " + " | ".join(parts)
 
     def _draw(self, final=False):
-        text = self.line()
+        text = self.line(final)
         pad = max(0, self._width - len(text))
         self._width = len(text)
         self.stream.write("\r" + text + " " * pad + ("\n" if final else ""))
@@ -137,12 +134,20 @@ class ProgressDisplay:
 
     def __enter__(self):
         self._compiles.__enter__()
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:
+            self._compiles.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self._compiles.__exit__(*exc)
+        # the clock's listener is unregistered whatever happens here (a
+        # second Ctrl-C during the join included)
+        try:
+            self._stop.set()
+            self._thread.join()
+        finally:
+            self._compiles.__exit__(*exc)
         self._draw(final=True)
         return False
