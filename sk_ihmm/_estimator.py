@@ -222,8 +222,8 @@ class InfiniteHMM(BaseEstimator):
         second: per chain the sweeps done in the current round, sweeps per
         second and the current number of states, the time left in the
         round, and how long numba has been compiling kernels when it is
-        (a first fit after installing). ``"auto"``: on when ``stderr`` is a terminal or the code runs
-        in a Jupyter kernel, off otherwise.
+        (a first fit after installing). ``"auto"``: on when ``stderr`` is a
+        terminal or the code runs in a Jupyter kernel, off otherwise.
     init : {"particle_filter", "random"}, default="particle_filter"
         Initial state sequence: a particle filter on the HCRP predictive
         (``n_init_particles`` particles, Makino et al. 2011) or uniform labels

@@ -86,7 +86,7 @@ def test_display_says_while_kernels_compile(tmp_path, monkeypatch):
             event.end_event("numba:compile")
     assert shown._compiles._listener not in event._registered["numba:compile"]
     monkeypatch.setattr(_progress, "COMPILE_NOTICE_AFTER", 1.0)
-    with shown.__class__(str(tmp_path), 1, stream=io.StringIO()) as quick:
+    with ProgressDisplay(str(tmp_path), 1, stream=io.StringIO()) as quick:
         event.start_event("numba:compile")
         try:
             assert "compiling" not in quick.line()     # under a second: not worth a word
