@@ -232,7 +232,8 @@ class InfiniteHMM(BaseEstimator):
     n_init_particles : int, default=100
     block_size : int or None, default=None
         Block length of ``rcd_blocked`` / ``rcd_beam`` (``None``: 32 for
-        ``rcd_blocked`` and 64 for ``rcd_beam``).
+        ``rcd_blocked`` and 64 for ``rcd_beam``, but at most an eighth of
+        the training steps, and at least 2).
     split_merge_trials : int, default=3
         Split-merge proposals per sweep of ``split_merge``.
     split_merge_width : int, default=3

@@ -407,6 +407,18 @@ def test_budget_mode_runs_rounds_until_converged():
         np.testing.assert_array_equal(s0, s1)
 
 
+@pytest.mark.parametrize("sampler", ["rcd_blocked", "rcd_beam"])
+def test_default_blocks_move_on_a_short_sequence(sampler):
+    """On 30 steps a default block is at most 3 steps (an eighth of the
+    data). With one block over the whole sequence the proposal is drawn
+    from nearly the prior and the chains never left their initial state."""
+    X = np.random.default_rng(5).normal(size=(30, 1))
+    model = InfiniteHMM(sampler=sampler, max_time=0, n_burnin=100, n_samples=200,
+                        random_state=0).fit(X)
+    for chain in model.state_samples_:
+        assert len({row.tobytes() for row in chain}) > 5
+
+
 def test_a_chain_run_in_rounds_equals_one_long_run():
     from sk_ihmm._chain import advance_chain, start_chain
 

@@ -41,7 +41,8 @@ scikit-learn parameter constraints and a one-line description."""
 OPTIONS = {
     "block_size": Option(
         None, [Interval(Integral, 1, None, closed="left"), None],
-        "Block length of rcd_blocked / rcd_beam (None: 32 for rcd_blocked, 64 for rcd_beam)."),
+        "Block length of rcd_blocked / rcd_beam (None: 32 for rcd_blocked, 64 for rcd_beam, "
+        "at most an eighth of the training steps and at least 2)."),
     "split_merge_trials": Option(
         3, [Interval(Integral, 0, None, closed="left")],
         "Split-merge proposals per sweep of split_merge."),
