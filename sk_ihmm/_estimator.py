@@ -224,10 +224,16 @@ class InfiniteHMM(BaseEstimator):
         round, and how long numba has been compiling kernels when it is
         (a first fit after installing). ``"auto"``: on when ``stderr`` is a
         terminal or the code runs in a Jupyter kernel, off otherwise.
-    init : {"particle_filter", "random"}, default="particle_filter"
-        Initial state sequence: a particle filter on the HCRP predictive
-        (``n_init_particles`` particles, Makino et al. 2011) or uniform labels
-        over ``n_init_states`` states.
+    init : {"mixed", "particle_filter", "single", "random"}, default="mixed"
+        Initial state sequences of the chains: a particle filter on the HCRP
+        predictive (``"particle_filter"``, ``n_init_particles`` particles,
+        Makino et al. 2011), every step in one state (``"single"``), uniform
+        labels over ``n_init_states`` states (``"random"``), or ``"mixed"``:
+        the even-numbered chains (0, 2, ...) from the particle filter, the
+        odd-numbered ones from one state. Chains started on both sides of
+        the answer let the split R-hat see a chain that is stuck (Vehtari et
+        al. 2021 ask for dispersed starting points): the particle filter can
+        start with far too many states and the samplers merge them slowly.
     n_init_states : int, default=10
     n_init_particles : int, default=100
     block_size : int or None, default=None
@@ -393,7 +399,7 @@ class InfiniteHMM(BaseEstimator):
         "max_time": [Interval(Real, 0, None, closed="left"), None],
         "warm_start": ["boolean"],
         "progress": [StrOptions({"auto"}), "boolean"],
-        "init": [StrOptions({"particle_filter", "random"})],
+        "init": [StrOptions({"mixed", "particle_filter", "single", "random"})],
         "n_init_states": [Interval(Integral, 1, None, closed="left")],
         "n_init_particles": [Interval(Integral, 1, None, closed="left")],
         # the samplers' options: constraints from their registry
@@ -429,7 +435,7 @@ class InfiniteHMM(BaseEstimator):
         max_time=60.0,
         warm_start=False,
         progress="auto",
-        init="particle_filter",
+        init="mixed",
         n_init_states=10,
         n_init_particles=100,
         block_size=None,
@@ -607,9 +613,8 @@ class InfiniteHMM(BaseEstimator):
                      for c, chain in enumerate(self._chains)]
         else:
             root = _seed_sequence(self.random_state)
-            x0 = self._initializer(problem)
             n_burnin, thin, n_rounds = int(self.n_burnin), int(self.thin), 1
-            tasks = [(first_round, (self.sampler, problem, x0, seed,
+            tasks = [(first_round, (self.sampler, problem, self._initializer(problem, c), seed,
                                      self.n_burnin + self.n_samples * self.thin,
                                      self.n_burnin, self.thin, self.verbose, c))
                      for c, seed in enumerate(root.spawn(self.n_chains))]
@@ -705,10 +710,13 @@ class InfiniteHMM(BaseEstimator):
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
         return chains, n_burnin, thin, n_rounds, report
 
-    def _initializer(self, problem):
+    def _initializer(self, problem, chain_id):
+        """The initial labels of chain ``chain_id``: a callable of its Generator."""
+        T = problem.Y.shape[0]
         if self.init == "random":
-            K0, T = int(self.n_init_states), problem.Y.shape[0]
-            return _RandomInit(K0, T)
+            return _RandomInit(int(self.n_init_states), T)
+        if self.init == "single" or (self.init == "mixed" and chain_id % 2 == 1):
+            return _RandomInit(1, T)
         return _ParticleInit(problem, int(self.n_init_particles))
 
     def _major_states(self, snap):

@@ -419,6 +419,27 @@ def test_default_blocks_move_on_a_short_sequence(sampler):
         assert len({row.tobytes() for row in chain}) > 5
 
 
+def test_mixed_start_shows_a_chain_stuck_with_too_many_states():
+    """On 100 steps of 5-D white noise the particle filter starts with dozens
+    of states and the chains stay there; the default init="mixed" starts the
+    odd-numbered chains in one state, where they stay, so the split R-hat
+    sees the disagreement and the fit warns (with init="particle_filter"
+    every chain is stuck alike and its R-hat is near 1)."""
+    X = np.random.default_rng(0).normal(size=(100, 5))
+    kw = dict(max_time=0, n_burnin=100, n_samples=300, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        model = InfiniteHMM(**kw).fit(X)
+    K = model.trace_["n_states"][:, 100:]
+    assert K[0::2].min() > 30 and K[1::2].max() < 10
+    assert model.convergence_["n_states"]["r_hat"] > 1.5
+    assert model.n_states_ <= 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        stuck = InfiniteHMM(init="particle_filter", **kw).fit(X)
+    assert stuck.trace_["n_states"][:, 100:].min() > 30
+    assert stuck.convergence_["n_states"]["r_hat"] < 1.1
+
+
 def test_a_chain_run_in_rounds_equals_one_long_run():
     from sk_ihmm._chain import advance_chain, start_chain
 
