@@ -18,7 +18,7 @@ truth (Eq. 37). Merges are readily accepted while the states are still
 random, and a merge joins two states wherever they occur, so the more
 split-merge trials per sweep, the more chains collapse into the 5-state
 optimum before the other moves have sorted the states by position. (From the
-particle-filter initialisation, the default, which already is the 5-state
+particle-filter initialisation, which already is the 5-state
 optimum, no sampler leaves it within such budgets.) The samplers cost
 different CPU time per sweep (the median is printed below). The full comparison, 20 runs of
 10 CPU seconds per sampler from either initialisation, is

@@ -230,12 +230,18 @@ class InfiniteHMM(BaseEstimator):
         Makino et al. 2011), every step in one state (``"single"``), uniform
         labels over ``n_init_states`` states (``"random"``), or ``"mixed"``:
         the even-numbered chains (0, 2, ...) from the particle filter, the
-        odd-numbered ones from one state. Chains started on both sides of
-        the answer let the split R-hat see a chain that is stuck (Vehtari et
-        al. 2021 ask for dispersed starting points): the particle filter can
-        start with far too many states and the samplers merge them slowly.
+        odd-numbered ones from one state (with ``n_chains=1``, the particle
+        filter only). Dispersed starting points let the split R-hat see a
+        chain that is stuck (Vehtari et al. 2021): the particle filter can
+        start with far too many states, which the samplers merge slowly.
+        It can also start with too few, like the one-state chains; a short,
+        unconverged fit can then summarise itself with too few states (it
+        warns).
     n_init_states : int, default=10
+        Number of states of ``init="random"``.
     n_init_particles : int, default=100
+        Particles of the particle-filter start (``init="particle_filter"``
+        and the even-numbered chains of ``"mixed"``).
     block_size : int or None, default=None
         Block length of ``rcd_blocked`` / ``rcd_beam`` (``None``: 32 for
         ``rcd_blocked`` and 64 for ``rcd_beam``, but at most an eighth of

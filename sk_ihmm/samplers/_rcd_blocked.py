@@ -4,7 +4,8 @@ Makino et al. (2011), Sections 4.2-4.3, Algorithm 8 and Eq. 34; the beam
 pass after Van Gael et al. (2008). A sweep cuts every sequence into blocks of
 at most ``block_size`` steps (option ``block_size``, else
 :data:`DEFAULT_BLOCK_SIZE` or :data:`DEFAULT_BEAM_BLOCK_SIZE`, but no more
-than an eighth of all the steps, :data:`MIN_BLOCKS`) at a random offset, and gives every block, in random order, one Metropolis-Hastings move
+than an eighth of the observed steps, :data:`MIN_BLOCKS`) at a random
+offset, and gives every block, in random order, one Metropolis-Hastings move
 through the restricted collapsed draw:
 
 1. build a candidate HMM -- the labels in use outside the block plus one
@@ -66,8 +67,8 @@ DEFAULT_BEAM_BLOCK_SIZE = 64
 #: share of the sweep.
 RESEAT_PROB = 0.1
 
-#: With ``block_size=None`` a block holds at most ``1 / MIN_BLOCKS`` of all
-#: the training steps (and at least 2 steps). The proposal reads only the
+#: With ``block_size=None`` a block holds at most ``1 / MIN_BLOCKS`` of the
+#: observed training steps (and at least 2 steps). The proposal reads only the
 #: steps outside the block, so a block holding most of the data proposes
 #: from little more than the prior and is almost never accepted: on a single
 #: 30-step sequence a 32-step block did not move in 6,000 sweeps.
@@ -524,7 +525,7 @@ def _block_size(problem, use_beam):
     size = option(problem, "block_size")
     if size is None:
         size = DEFAULT_BEAM_BLOCK_SIZE if use_beam else DEFAULT_BLOCK_SIZE
-        n_steps = int((problem.ends - problem.starts).sum())
+        n_steps = int(np.count_nonzero(~np.isnan(problem.Y[:, 0])))
         size = min(size, max(2, n_steps // MIN_BLOCKS))
     size = int(size)
     if size < 1:
