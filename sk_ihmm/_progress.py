@@ -40,30 +40,36 @@ def progress_wanted(progress):
 
 
 class ChainProgress:
-    """What one chain reports in its file: ``done total n_states seconds``,
-    the sweeps done in this round and the wall seconds they took."""
+    """What one chain reports in its file: ``done total n_states rate``,
+    the sweeps done in this round and the sweeps per second since the
+    round's first sweep (0 until a second one is done). The first sweep is
+    left out of the rate: on a first fit it includes compiling the kernels."""
 
-    def __init__(self, path, total):
-        self.path, self.total = path, int(total)
-        self.start = time.monotonic()
-        self.next_write = self.start + INTERVAL / 4
+    def __init__(self, path, total, clock=time.monotonic):
+        self.path, self.total, self.clock = path, int(total), clock
+        self.first = None               # (sweeps done, time) at the first update
+        self.next_write = clock() + INTERVAL / 4
 
     def update(self, done, n_states):
-        now = time.monotonic()
+        now = self.clock()
+        if self.first is None:
+            self.first = (done, now)
         if now < self.next_write and done < self.total:     # the last sweep is always written
             return
         self.next_write = now + INTERVAL / 2
+        done0, t0 = self.first
+        rate = (done - done0) / (now - t0) if done > done0 and now > t0 else 0.0
         tmp = self.path + ".tmp"
         with open(tmp, "w") as fh:
-            fh.write(f"{done} {self.total} {n_states} {now - self.start:.3f}")
+            fh.write(f"{done} {self.total} {n_states} {rate:.3f}")
         os.replace(tmp, self.path)      # readers never see half a line
 
 
 def _read(path):
     try:
         with open(path) as fh:
-            done, total, k, seconds = fh.read().split()
-        return int(done), int(total), int(k), float(seconds)
+            done, total, k, rate = fh.read().split()
+        return int(done), int(total), int(k), float(rate)
     except (OSError, ValueError):
         return None
 
@@ -106,11 +112,12 @@ class ProgressDisplay:
             if rec is None:
                 parts.append(f"{c}: waiting")
                 continue
-            done, total, k, seconds = rec
-            rate = done / seconds if seconds > 0 else 0.0
+            done, total, k, rate = rec
             if rate > 0:
                 left = max(left, (total - done) / rate)
-            parts.append(f"{c}: {done}/{total} {rate:.0f}/s K={k}")
+                parts.append(f"{c}: {done}/{total} {rate:.0f}/s K={k}")
+            else:
+                parts.append(f"{c}: {done}/{total} K={k}")
         eta = f", ~{left:.0f} s left in the round" if left else ""
         busy = self._compiles.compiling_for()
         total = self._compiles.seconds + busy

@@ -32,13 +32,24 @@ def test_silent_when_not_interactive(capsys):
 def test_display_reads_rates_and_time_left(tmp_path):
     shown = ProgressDisplay(str(tmp_path), 2, stream=io.StringIO())
     shown.new_round(3)
-    (tmp_path / "chain_0").write_text("50 200 4 0.5")
+    (tmp_path / "chain_0").write_text("50 200 4 100")
     line = shown.line()
     assert line.startswith("[sk_ihmm] round 3, ~2 s left in the round")
     assert "0: 50/200 100/s K=4" in line and "1: waiting" in line
     report = ChainProgress(str(tmp_path / "chain_1"), 10)
     report.update(10, 7)               # the last sweep is always written
-    assert "1: 10/10" in shown.line() and np.isfinite(float((tmp_path / "chain_1").read_text().split()[3]))
+    assert "1: 10/10 K=7" in shown.line()        # no rate from a single sweep
+
+
+def test_rate_leaves_out_the_first_sweep(tmp_path):
+    """The first sweep of a first fit includes compiling the kernels (tens
+    of seconds); the rate counts from its end, so it is not shown as 0/s."""
+    clock = iter([0.0, 30.0, 31.0])
+    report = ChainProgress(str(tmp_path / "chain_0"), 1000, clock=lambda: next(clock))
+    report.update(1, 3)                # after 30 s, of which compilation
+    report.update(101, 3)              # 100 sweeps in the next second
+    done, total, k, rate = (tmp_path / "chain_0").read_text().split()
+    assert (done, total, k) == ("101", "1000", "3") and float(rate) == 100.0
 
 
 def test_display_says_while_kernels_compile(tmp_path, monkeypatch):
