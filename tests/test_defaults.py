@@ -26,6 +26,7 @@ from sk_ihmm._chain import make_problem, run_chain
 from sk_ihmm.datasets import make_gaussian_hmm
 from sk_ihmm.emissions import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, DiagonalGaussian,
                                Gaussian, MultivariateGaussian)
+from sk_ihmm.emissions.autoregressive import PRIOR_COEFFICIENT_WEIGHT
 
 SAMPLERS = ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"]
 
@@ -69,7 +70,8 @@ def test_gaussian_prior_is_scaled_to_the_data():
     assert prior["b0"] == pytest.approx((prior["a0"] - 1) * PRIOR_COVARIANCE_FRACTION * X.var())
     assert prior["lambda0"] == PRIOR_MEAN_PRECISION
     # explicit values win
-    assert Gaussian(mu0=3.0, b0=2.0).resolve_prior(X) == {"mu0": 3.0, "lambda0": 0.1, "a0": 1.5, "b0": 2.0}
+    assert Gaussian(mu0=3.0, b0=2.0).resolve_prior(X) == {"mu0": 3.0, "lambda0": PRIOR_MEAN_PRECISION,
+                                                         "a0": 1.5, "b0": 2.0}
     with pytest.raises(ValueError, match="training data"):
         Gaussian().resolve_prior()
 
@@ -320,7 +322,7 @@ def test_autoregressive_prior_is_scaled_to_the_data():
     resid = rows[:, :2] - mu - Xc @ resid
     np.testing.assert_allclose(prior["center"], mu)
     np.testing.assert_array_equal(prior["M0"], np.zeros((2, 5)))
-    np.testing.assert_allclose(prior["K0"], PRIOR_MEAN_PRECISION * Xc.T @ Xc / rows.shape[0])
+    np.testing.assert_allclose(prior["K0"], PRIOR_COEFFICIENT_WEIGHT * Xc.T @ Xc / rows.shape[0])
     assert prior["nu0"] == 4.0
     # prior mean of a state's noise covariance (nu0 - D - 1 = 1): the residual covariance
     np.testing.assert_allclose(prior["psi0"], PRIOR_NOISE_FRACTION * resid.T @ resid / rows.shape[0])

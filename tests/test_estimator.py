@@ -127,9 +127,13 @@ def test_minor_states_are_left_out_of_the_point_summary(gauss_data):
     Xs = (z * 10.0 + rng.normal(size=300))[:, None]
     Xs[[100, 250], 0] = 1000.0
     # both chains from the particle filter: a chain started in one state
-    # (init="mixed") has not split into the five states in 40 sweeps
+    # (init="mixed") has not split into the five states in 40 sweeps. The
+    # outliers make the data-scaled prior's state sd 25 times the true one; under
+    # the default weak mean prior (lambda0=0.01) a new state's predictive is
+    # so broad that the chains start from 3 states and do not split them
+    # within these sweeps (doc/model.rst), so this test keeps lambda0=0.1
     kw = dict(max_time=0, sampler="rcd_blocked", n_chains=2, n_samples=20, n_burnin=20,
-              init="particle_filter", random_state=0)
+              init="particle_filter", random_state=0, emission=Gaussian(lambda0=0.1))
     full = InfiniteHMM(min_state_fraction=0, **kw).fit(Xs)
     pruned = InfiniteHMM(**kw).fit(Xs)
     for a, b in zip(full.state_samples_, pruned.state_samples_):

@@ -34,10 +34,12 @@ LOG_2PI = math.log(2.0 * math.pi)
 #: mean of a state's covariance is this fraction of the training data's
 #: covariance ...
 PRIOR_COVARIANCE_FRACTION = 0.1
-#: ... and the state means are spread like the data: ``mu | Sigma ~
-#: N(mu0, Sigma / lambda0)`` with ``lambda0`` equal to the fraction, so that
-#: ``Sigma / lambda0`` is about the data covariance.
-PRIOR_MEAN_PRECISION = 0.1
+#: ... and a state's mean is ``mu | Sigma ~ N(mu0, Sigma / lambda0)`` with
+#: this ``lambda0``: ``Sigma / lambda0`` is about ten times the data
+#: covariance, a weak prior that puts state means anywhere within about
+#: three standard deviations of the data mean. Why not ``0.1`` (state means
+#: spread like the data): :doc:`/model`, "Default emission priors".
+PRIOR_MEAN_PRECISION = 0.01
 
 #: :func:`sk_ihmm.emissions.shifted_param_loglik_block` clamps its shifted log terms here:
 #: ``exp`` of them then stays in the normal floating-point range, where

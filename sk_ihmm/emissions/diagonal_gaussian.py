@@ -189,8 +189,9 @@ class DiagonalGaussian(EmissionFamily):
     mu0 : float, array-like of shape (n_features,) or None, default=None
         Prior mean of the state means (one value for every column, or one
         per column); ``None``: the column means of the training data.
-    lambda0 : float, default=0.1
-        Prior precision of a state mean, relative to the state's precision.
+    lambda0 : float, default=0.01
+        Prior precision of a state mean, relative to the state's precision
+        (:data:`~sk_ihmm.emissions.PRIOR_MEAN_PRECISION`).
     a0 : float, default=1.5
         Shape of the inverse-gamma prior of a state's variance (every column).
     b0 : float, array-like of shape (n_features,) or None, default=None

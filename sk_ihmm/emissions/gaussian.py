@@ -439,8 +439,8 @@ class Gaussian(EmissionFamily):
     ``mean_prior=None``: ``mu0`` is the mean of the training data and
     ``b0 = (a0 - 1) * PRIOR_COVARIANCE_FRACTION * var(X)``, so that the prior
     mean of a state's variance is a tenth of the data's variance, and
-    ``lambda0 = PRIOR_MEAN_PRECISION`` spreads the state means like the
-    data. With these defaults the posterior over state sequences is the same
+    ``lambda0 = PRIOR_MEAN_PRECISION`` (0.01) lets a state's mean lie
+    anywhere within about three standard deviations of the data mean. With these defaults the posterior over state sequences is the same
     for ``X`` and ``a * X + b`` (any ``a != 0``). The resolved values are
     stored by :class:`~sk_ihmm.InfiniteHMM` in ``emission_prior_``; they are
     part of the model, so held-out data is scored under the prior of the
@@ -450,8 +450,9 @@ class Gaussian(EmissionFamily):
     ----------
     mu0 : float or None, default=None
         Prior mean of the state means; ``None``: the mean of the training data.
-    lambda0 : float, default=0.1
-        Prior precision of a state mean, relative to the state's precision.
+    lambda0 : float, default=0.01
+        Prior precision of a state mean, relative to the state's precision
+        (:data:`~sk_ihmm.emissions.PRIOR_MEAN_PRECISION`).
     a0 : float, default=1.5
         Shape of the inverse-gamma prior of a state's variance.
     b0 : float or None, default=None

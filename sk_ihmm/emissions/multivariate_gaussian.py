@@ -246,8 +246,9 @@ class MultivariateGaussian(EmissionFamily):
     ----------
     mu0 : float, array-like of shape (n_features,) or None, default=None
         ``None``: the mean of the training data.
-    kappa0 : float, default=0.1
-        Prior precision of a state mean, relative to the state's precision.
+    kappa0 : float, default=0.01
+        Prior precision of a state mean, relative to the state's precision
+        (:data:`~sk_ihmm.emissions.PRIOR_MEAN_PRECISION`).
     nu0 : float or None, default=None
         Degrees of freedom; ``None`` means ``n_features + 2``.
     psi0 : float, array-like of shape (n_features, n_features) or None, default=None
