@@ -16,8 +16,8 @@ add ``rcd_blocked`` and ``split_merge``), one chain runs for
 
 Emission prior (``--prior``): ``weak`` (default) is
 ``Gaussian(mu0=0, lambda0=0.01, a0=1, b0=1)``, a weak prior on the means with
-unknown variances (the package default ``lambda0=1`` shrinks a state's mean
-towards 0 in proportion to its variance). The paper's model has a known sd
+unknown variances, fixed in the units of the standardised data (the package
+default scales ``mu0`` and ``b0`` to the data instead). The paper's model has a known sd
 0.5 and a N(0, 2^2) base measure on the means, which the Normal-Inverse-Gamma
 family can only approximate: ``paper`` is
 ``Gaussian(mu0=0, lambda0=0.0625, a0=1000, b0=250)`` (variance ~ 0.25 with sd
@@ -621,8 +621,8 @@ def main(argv=None):
         f"n_states=4|10, random_state=0), self-transition 0.75, sd 0.5.")
     pr = ", ".join(f"{k}={v:g}" for k, v in PRIORS[args.prior].items())
     if args.prior == "weak":
-        out(f"Emission prior Gaussian({pr}) (weak prior on the means, unknown variances; the package "
-            "default lambda0=1 would shrink means to 0).")
+        out(f"Emission prior Gaussian({pr}) (weak prior on the means, unknown variances, fixed "
+            "rather than scaled to the data as the package default is).")
     else:
         out(f"Emission prior Gaussian({pr}): ~ the paper's model, sd fixed near 0.5 (IG(1000, 250)) and "
             "means ~ N(0, 2^2).")

@@ -139,8 +139,8 @@ def main(argv=None):
     ap.add_argument("--kappa", type=float, default=0.0)
     ap.add_argument("--T", type=int, default=4000)
     ap.add_argument("--lambda0", type=float, default=None,
-                    help="prior precision factor of the means (default: the package's, 1; "
-                         "the PGAS paper benchmark uses 0.01)")
+                    help="lambda0 of the package's data-scaled Gaussian prior (default: the "
+                         "package's, 0.01; it was 0.1 before 2026-12-07)")
     args = ap.parse_args(argv)
     print(f"# python benchmarks/bench_samplers.py --budget {args.budget} --k-init {args.k_init} "
           f"--kappa {args.kappa} --T {args.T} --samplers {' '.join(args.samplers)}"

@@ -24,8 +24,8 @@ from sampler_harness import _iat
 from sk_ihmm import InfiniteHMM
 from sk_ihmm._chain import make_problem, run_chain
 from sk_ihmm.datasets import make_gaussian_hmm
-from sk_ihmm.emissions import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, DiagonalGaussian,
-                               Gaussian, MultivariateGaussian)
+from sk_ihmm.emissions import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, AutoRegressive,
+                               DiagonalGaussian, Gaussian, MultivariateGaussian)
 from sk_ihmm.emissions.autoregressive import PRIOR_COEFFICIENT_WEIGHT
 
 SAMPLERS = ["rcd_gibbs", "rcd_blocked", "rcd_beam", "split_merge", "pgas"]
@@ -66,6 +66,9 @@ def niw_log_marginal(Y, mu0, kappa0, nu0, psi0):
 def test_gaussian_prior_is_scaled_to_the_data():
     X = np.array([[1450.0], [1475.0], [1500.0], [1560.0]])
     prior = Gaussian().resolve_prior(X)
+    # the documented defaults (doc/model.rst); AutoRegressive keeps its own weight
+    assert (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION) == (0.1, 0.01)
+    assert AutoRegressive().kappa0 == PRIOR_COEFFICIENT_WEIGHT == 0.1
     assert prior["mu0"] == pytest.approx(X.mean())
     assert prior["b0"] == pytest.approx((prior["a0"] - 1) * PRIOR_COVARIANCE_FRACTION * X.var())
     assert prior["lambda0"] == PRIOR_MEAN_PRECISION

@@ -26,7 +26,7 @@ def data():
 def model(data):
     X, _ = data
     # 300 burn-in sweeps: after 100, the R-hat of the log-likelihood was 1.19
-    # under the default prior (the chains had not settled yet)
+    # with lambda0=0.01 (the chains had not settled yet)
     return InfiniteHMM(sampler="rcd_gibbs", max_time=0, n_samples=300, n_burnin=300, n_chains=4, random_state=0).fit(X)
 
 

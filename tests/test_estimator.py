@@ -130,8 +130,8 @@ def test_minor_states_are_left_out_of_the_point_summary(gauss_data):
     # (init="mixed") has not split into the five states in 40 sweeps. The
     # outliers make the data-scaled prior's state sd 25 times the true one; under
     # the default weak mean prior (lambda0=0.01) a new state's predictive is
-    # so broad that the chains start from 3 states and do not split them
-    # within these sweeps (doc/model.rst), so this test keeps lambda0=0.1
+    # so broad that after these 40 sweeps the chains hold 3 major states
+    # (doc/model.rst), so this test keeps lambda0=0.1
     kw = dict(max_time=0, sampler="rcd_blocked", n_chains=2, n_samples=20, n_burnin=20,
               init="particle_filter", random_state=0, emission=Gaussian(lambda0=0.1))
     full = InfiniteHMM(min_state_fraction=0, **kw).fit(Xs)

@@ -34,7 +34,7 @@ from ._base import (LOG_2PI, EmissionFamily, Kernels, check_magnitude, family_ta
                     positive_definite_scale)
 from ._wishart import sample_inverse_wishart_cholesky
 
-__all__ = ["AutoRegressive", "PRIOR_NOISE_FRACTION"]
+__all__ = ["AutoRegressive", "PRIOR_NOISE_FRACTION", "PRIOR_COEFFICIENT_WEIGHT"]
 
 AutoRegressiveTag = family_tag("AutoRegressiveTag", __name__)
 

@@ -440,8 +440,9 @@ class Gaussian(EmissionFamily):
     ``b0 = (a0 - 1) * PRIOR_COVARIANCE_FRACTION * var(X)``, so that the prior
     mean of a state's variance is a tenth of the data's variance, and
     ``lambda0 = PRIOR_MEAN_PRECISION`` (0.01) lets a state's mean lie
-    anywhere within about three standard deviations of the data mean. With these defaults the posterior over state sequences is the same
-    for ``X`` and ``a * X + b`` (any ``a != 0``). The resolved values are
+    anywhere within about three standard deviations of the data mean. With
+    these defaults the posterior over state sequences is the same for ``X``
+    and ``a * X + b`` (any ``a != 0``). The resolved values are
     stored by :class:`~sk_ihmm.InfiniteHMM` in ``emission_prior_``; they are
     part of the model, so held-out data is scored under the prior of the
     training data (empirical Bayes). Explicit values always win.
