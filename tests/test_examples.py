@@ -21,7 +21,7 @@ QUICK = {
     "plot_convergence.py": {"MAX_TIME = 30": "MAX_TIME = 0"},
     "plot_ion_channel.py": {"MAX_TIME = 20": "MAX_TIME = 0", "N = 2000": "N = 400"},
     "plot_old_faithful.py": {"MAX_TIME = 15": "MAX_TIME = 0"},
-    "plot_quickstart.py": {"MAX_TIME = 20": "MAX_TIME = 0"},
+    "plot_quickstart.py": {"MAX_TIME = 60": "MAX_TIME = 0"},
     "plot_sequence1_split_merge.py": {"N_CHAINS = 6": "N_CHAINS = 2",
                                       "N_SWEEPS = 600": "N_SWEEPS = 30"},
     "plot_sticky.py": {"MAX_TIME = 15": "MAX_TIME = 0", "N_TRAIN = 2000": "N_TRAIN = 400"},
