@@ -17,9 +17,9 @@ add ``rcd_blocked`` and ``split_merge``), one chain runs for
 Emission prior (``--prior``): ``weak`` (default) is
 ``Gaussian(mu0=0, lambda0=0.01, a0=1, b0=1)``, a weak prior on the means with
 unknown variances, fixed in the units of the standardised data (the package
-default scales ``mu0`` and ``b0`` to the data instead). The paper's model has a known sd
-0.5 and a N(0, 2^2) base measure on the means, which the Normal-Inverse-Gamma
-family can only approximate: ``paper`` is
+default scales ``mu0`` and ``b0`` to the data instead). The paper's model has
+a known sd 0.5 and a N(0, 2^2) base measure on the means, which the
+Normal-Inverse-Gamma family can only approximate: ``paper`` is
 ``Gaussian(mu0=0, lambda0=0.0625, a0=1000, b0=250)`` (variance ~ 0.25 with sd
 0.008, means ~ N(0, 4)); its outputs carry the suffix ``_paperprior``.
 

@@ -22,9 +22,9 @@ MAX_TIME = 60       # seconds (the default): fit stops earlier when the chains h
 X, states = make_gaussian_hmm(1500, n_states=4, random_state=0)
 
 # %%
-# Every argument at its default (the time budget spelled out). On 2 cores
-# this fit converges in about 30 s. ``fit`` runs 4 chains in rounds until the convergence checks pass; if the
-# budget runs out first it raises a ConvergenceWarning, which we print.
+# Every argument at its default (the time budget spelled out). ``fit`` runs
+# 4 chains in rounds until the convergence checks pass; if the budget runs
+# out first it raises a ConvergenceWarning, which we print.
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     model = InfiniteHMM(random_state=0, max_time=MAX_TIME).fit(X)
