@@ -182,7 +182,8 @@ class InfiniteHMM(BaseEstimator):
         the convergence diagnostics still count every occupied state, and
         ``score`` uses the full posterior. ``0``: keep every state.
     n_samples : int, default=100
-        Samples kept per chain.
+        Samples kept per chain (up to twice as many when the last round
+        extends the one before: see ``max_sweeps``).
     n_burnin : int, default=100
         Sweeps discarded at the start of each chain (first round).
     thin : int, default=1
@@ -195,15 +196,18 @@ class InfiniteHMM(BaseEstimator):
         their thresholds, every chain runs another round as long as all the
         sweeps before it; the earlier sweeps become burn-in and the
         ``n_samples`` kept samples are spread evenly over the last round.
-        Rounds stop when the total sweeps per chain would exceed
-        ``max_sweeps``. Set ``max_sweeps`` to at most the first round (or
+        A round that would take a chain past ``max_sweeps`` sweeps is cut to
+        what fits and extends the round before instead: the diagnostics and
+        the kept samples (same thinning) then cover the last half of each
+        chain's sweeps. Set ``max_sweeps`` to at most the first round (or
         ``max_time=0``) for a single round.
     max_time : float or None, default=60.0
         Budget mode's limit in wall-clock seconds: a round whose expected
         end (from the time of the rounds so far) is past ``max_time``
         seconds after the start of ``fit`` is cut to the sweeps that fit in
-        the time left, or not started when those are fewer than half the
-        sweeps before it. The time does not count the time numba spends
+        the time left and extends the round before, as for ``max_sweeps``
+        (not started when those are fewer than a quarter of the sweeps the
+        diagnostics look at). The time does not count the time numba spends
         compiling kernels (tens of seconds in the first fit after
         installing; ``convergence_["compile_seconds"]``). ``None``: no limit
         in time. A fit that stops on time, not on convergence, depends on the
@@ -313,8 +317,11 @@ class InfiniteHMM(BaseEstimator):
     n_sweeps_ : int
         Sweeps run per chain, burn-in included.
     n_burnin_, thin_ : int
-        The burn-in and thinning that define the kept sweeps of the final
-        round (``n_burnin`` and ``thin`` when the fit took one round).
+        The burn-in and thinning that define the kept sweeps (sweep ``s``,
+        0-based, is kept when ``s >= n_burnin_`` and
+        ``(s - n_burnin_ + 1) % thin_ == 0``); the diagnostics look at every
+        sweep from ``n_burnin_`` on. ``n_burnin`` and ``thin`` when the fit
+        took one round.
     trace_ : dict of ndarray of shape (n_chains, n_sweeps)
         Per-sweep ``n_states``, ``log_joint`` (``log p(x, tables, y)``),
         ``log_lik`` (``log p(y | x)``),
@@ -696,23 +703,31 @@ class InfiniteHMM(BaseEstimator):
         chains = runner(tasks, previous)
         report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
         measured = None     # budget seconds per sweep of the last round after the first
+        # the kept samples are every thin-th sweep from n_burnin to the last
+        # one (not after a warm start's round, which appends to older ones)
+        evenly_kept = previous is None
         while not report["converged"]:
             if runner.interrupted or take_interrupt():
                 runner.interrupted = True
                 break
             n_done = chains[0].n_sweeps
             left = None if self.max_time is None else self.max_time - budget_seconds()
-            plan = _next_round(n_done, self.n_samples, self.max_sweeps, left,
-                               _round_seconds(chains, 1, self.n_jobs, measured))
+            plan = _next_round(n_done, n_burnin, thin if evenly_kept else None, self.n_samples,
+                               self.max_sweeps, left, _round_seconds(chains, 1, self.n_jobs, measured))
             if plan is None:
                 break
-            n_next, round_thin = plan
+            n_next, round_thin, extend = plan
             spent = budget_seconds()
-            chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c))
+            chains = runner([(advance_chain, (chain, problem, n_next, 0, round_thin, self.verbose, c,
+                                              extend))
                              for c, chain in enumerate(chains)], chains)
             measured = (budget_seconds() - spent) / n_next
             if not runner.interrupted:
-                n_burnin, thin, n_rounds = n_done, round_thin, n_rounds + 1
+                n_rounds += 1
+                if extend:
+                    n_burnin, thin = _last_half(chains, n_burnin, thin, self.n_samples)
+                else:
+                    n_burnin, thin, evenly_kept = n_done, round_thin, True
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
         return chains, n_burnin, thin, n_rounds, report
 
@@ -1308,27 +1323,60 @@ def _chain_task(func, args, stop_path, progress_path):
         return _TaskError(exc)
 
 
-def _next_round(n_done, n_samples, max_sweeps, left, per_sweep):
-    """``(n_sweeps, thin)`` of the next budget-mode round, or ``None`` to stop.
+def _next_round(n_done, n_burnin, thin, n_samples, max_sweeps, left, per_sweep):
+    """``(n_sweeps, thin, extend)`` of the next budget-mode round, or
+    ``None`` to stop.
 
-    A round is as long as the ``n_done`` sweeps before it, rounded up to a
-    multiple of ``n_samples`` (``thin`` sweeps per kept sample). It is not
-    started past ``max_sweeps``. When it would take longer than the
-    ``left`` seconds of ``max_time`` (``None``: no limit) at ``per_sweep``
-    seconds a sweep, it is cut to the sweeps that fit, if that still gives
-    at least half of ``n_done``: the window the diagnostics look at then
-    never shrinks, and the time budget is used rather than left idle.
+    A new round is as long as the ``n_done`` sweeps before it, rounded up to
+    a multiple of ``n_samples`` (``thin`` sweeps per kept sample); its
+    sweeps replace the window of the diagnostics and the kept samples. When
+    it would go past ``max_sweeps``, or take longer than the ``left``
+    seconds of ``max_time`` (``None``: no limit) at ``per_sweep`` seconds a
+    sweep, the round is instead cut to what fits and *extends* the current
+    window, whose kept samples are every ``thin``-th sweep from
+    ``n_burnin`` on (``thin=None``: they are not, and nothing extends
+    them), keeping the same thinning (``extend=True``). An extension
+    shorter than a quarter of the window is not worth its round.
     """
-    thin = -(-n_done // n_samples)
-    n_next = thin * n_samples
-    if n_done + n_next > max_sweeps:
+    thin_new = -(-n_done // n_samples)
+    n_next = thin_new * n_samples
+    fits = max_sweeps - n_done
+    if left is not None:
+        fits = min(fits, int(left / max(per_sweep, 1e-12)))
+    if n_next <= fits:
+        return n_next, thin_new, False
+    if thin is None:
         return None
-    if left is not None and n_next * per_sweep > left:
-        thin = int(left / max(per_sweep, 1e-12)) // n_samples
-        n_next = thin * n_samples
-        if thin < 1 or 2 * n_next < n_done:
-            return None
-    return n_next, thin
+    n_extend = fits // thin * thin
+    if n_extend < 1 or 4 * n_extend < n_done - n_burnin:
+        return None
+    return n_extend, thin, True
+
+
+def _last_half(chains, n_burnin, thin, n_samples):
+    """Move the window of extended chains to their last half.
+
+    After an extension every chain keeps every ``thin``-th sweep from
+    ``n_burnin`` to its last (the samples of the round before and of the
+    extension). The window becomes the last half of the sweeps (the
+    convention of Vehtari et al. 2021: the first half is warm-up), or stays
+    where it is when that is later; the samples before it are dropped, and
+    when more than ``2 * n_samples`` remain, every k-th (counted from the
+    last) is kept. Returns the window's ``(n_burnin, thin)``, which give the
+    kept sweeps as :func:`sk_ihmm._diagnostics.kept_sweeps` reads them.
+    """
+    n_sweeps = chains[0].n_sweeps
+    start = max(n_burnin, n_sweeps // 2)
+    n_kept = (n_sweeps - 1 - start) // thin + 1        # kept sweeps from start on
+    step = -(-n_kept // (2 * n_samples))
+    n_kept = (n_kept - 1) // step + 1
+    for chain in chains:
+        last = len(chain.snapshots) - 1
+        idx = range(last - (n_kept - 1) * step, last + 1, step)
+        chain.snapshots = [chain.snapshots[i] for i in idx]
+        chain.samples = chain.samples[last - (n_kept - 1) * step::step].copy()
+    thin *= step
+    return n_sweeps - (n_kept - 1) * thin - thin, thin
 
 
 def _round_seconds(chains, n_sweeps, n_jobs, measured=None):

@@ -551,18 +551,69 @@ def test_max_time_leaves_out_compilation(monkeypatch):
     assert short.convergence_["n_rounds"] == 1
 
 
-def test_next_round_fills_the_time_left():
-    """Budget-mode rounds: as long as all the sweeps before them, not past
-    max_sweeps; a round that would overrun max_time is cut to the time left
-    while that is at least half the sweeps before it."""
+def test_next_round_fills_the_budget():
+    """Budget-mode rounds: as long as all the sweeps before them; one that
+    would overrun max_sweeps or max_time is cut to what fits and extends the
+    window (same thinning) while that adds at least a quarter to it."""
     from sk_ihmm._estimator import _next_round
 
-    assert _next_round(200, 100, 100_000, None, 1.0) == (200, 2)
-    assert _next_round(250, 100, 100_000, None, 1.0) == (300, 3)       # rounded up to n_samples
-    assert _next_round(51_200, 100, 100_000, None, 1.0) is None        # past max_sweeps
-    assert _next_round(800, 100, 100_000, 10.0, 0.01) == (800, 8)      # fits: 8 s of 10
-    assert _next_round(800, 100, 100_000, 5.0, 0.01) == (500, 5)       # cut to the 5 s left
-    assert _next_round(800, 100, 100_000, 3.0, 0.01) is None           # 300 < 800 / 2
-    assert _next_round(800, 100, 100_000, -1.0, 0.01) is None          # out of time
-    assert _next_round(100, 100, 100_000, 1.5, 0.01) == (100, 1)
-    assert _next_round(100, 100, 100_000, 0.5, 0.01) is None           # under one kept sample
+    # after 800 sweeps the window is the last 400, every 4th kept
+    def plan(left, max_sweeps=100_000, thin=4):
+        return _next_round(800, 400, thin, 100, max_sweeps, left, 0.01)
+
+    assert _next_round(200, 100, 1, 100, 100_000, None, 1.0) == (200, 2, False)
+    assert _next_round(250, 100, 1, 100, 100_000, None, 1.0) == (300, 3, False)  # n_samples * thin
+    assert plan(10.0) == (800, 8, False)          # fits: 8 s of 10
+    assert plan(5.0) == (500, 4, True)            # the 5 s left extend the window
+    assert plan(5.03) == (500, 4, True)           # a multiple of the window's thinning
+    assert plan(1.0) == (100, 4, True)            # a quarter of the window
+    assert plan(0.9) is None                      # under a quarter
+    assert plan(-1.0) is None                     # out of time
+    assert plan(None, max_sweeps=1400) == (600, 4, True)    # cut to max_sweeps
+    assert plan(None, max_sweeps=800) is None
+    assert plan(5.0, thin=None) is None           # samples not evenly kept: no extension
+
+
+def test_a_cut_round_extends_the_window_to_the_last_half(monkeypatch):
+    """With max_sweeps between two doublings the last round extends the one
+    before: the fit uses every allowed sweep, and the diagnostics and kept
+    samples cover the last half of each chain, every thin_-th sweep from
+    n_burnin_ on (the snapshots' joints are those traced at those sweeps)."""
+    from sk_ihmm._diagnostics import kept_sweeps
+
+    X, _ = make_gaussian_hmm(60, 3, random_state=0)
+    # rounds of 100, 100, 200, 400 sweeps (800 in all), then an extension of 200
+    model = InfiniteHMM(n_samples=50, n_burnin=50, n_chains=2, max_time=None, max_sweeps=1000,
+                        random_state=0)
+    import sk_ihmm._diagnostics as diag
+
+    real = diag.convergence_report
+    monkeypatch.setattr(diag, "convergence_report",       # never converged: every round runs
+                        lambda trace, start, **kw: {**real(trace, start, **kw), "converged": False})
+    with pytest.warns(ConvergenceWarning):
+        model.fit(X)
+    assert model.n_sweeps_ == 1000 and model.convergence_["n_rounds"] == 5
+    assert model.thin_ == 8 and model.n_burnin_ == 496      # 63 samples from sweep 503 on
+    kept = kept_sweeps(model.n_sweeps_, model.n_burnin_, model.thin_)
+    assert kept[0] >= model.n_sweeps_ // 2 and kept[-1] == model.n_sweeps_ - 1
+    for c in range(2):
+        assert model.state_samples_[c].shape == (63, 60)
+        np.testing.assert_array_equal([snap.log_joint for snap in model.snapshots_[c]],
+                                      model.trace_["log_joint"][c, kept])
+
+
+def test_last_half_thins_a_long_window():
+    """An extension longer than the window keeps at most 2 * n_samples
+    samples, evenly spaced and ending at the last sweep."""
+    from types import SimpleNamespace
+
+    from sk_ihmm._diagnostics import kept_sweeps
+    from sk_ihmm._estimator import _last_half
+
+    # every sweep kept from sweep 10 (thin 1) to sweep 99
+    chain = SimpleNamespace(n_sweeps=100, snapshots=list(range(10, 100)),
+                            samples=np.arange(10, 100)[:, None])
+    n_burnin, thin = _last_half([chain], 10, 1, n_samples=10)
+    kept = kept_sweeps(100, n_burnin, thin)
+    assert (n_burnin, thin) == (49, 3) and list(kept) == list(range(51, 100, 3))
+    assert chain.snapshots == list(kept) == list(chain.samples[:, 0])
