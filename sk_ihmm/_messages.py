@@ -557,23 +557,24 @@ def path_log_weight_linear(init, A, emit, final, path):
 # beam sampling
 # --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def beam_sample_linear(init, A, emit, final, path_old, rng, out, fwork, iwork):
+def beam_sample_linear(init, A, emit, final, path_old, rng, out, fwork, iwork, slice_shape=1.0):
     """One beam-sampling move on linear weights (the core of :func:`beam_sample`).
 
     Parameters are those of :func:`ffbs_linear`, plus the current path
     ``path_old`` ``(L,)``, which must have positive weight; the new path is
     written into ``out`` (which may be the same array).  Slices are
-    ``u_1 = init[x_1] U``, ``u_t = A[x_{t-1}, x_t] U`` with ``U ~ U(0, 1)``.
-    ``fwork`` (float) and ``iwork`` (int64) are scratch arrays of at least
-    ``L + 2 K + L K`` and ``L + 1 + 2 K + L K`` entries (the sparse filter
-    holds at most ``L K`` pairs).
+    ``u_1 = init[x_1] R_1``, ``u_t = A[x_{t-1}, x_t] R_t`` with ``R_t ~
+    Beta(slice_shape, 1)`` (``U^(1 / slice_shape)``, ``U`` uniform; see
+    :func:`beam_sample`). ``fwork`` (float) and ``iwork`` (int64) are scratch
+    arrays of at least ``L + 3 K + L K + K^2`` and ``L + 1 + 2 K + L K``
+    entries (the sparse filter holds at most ``L K`` pairs).
 
     Returns
     -------
     n_visited : int
         Number of (t, state) pairs with non-zero forward mass.
     """
-    return _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, True)
+    return _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, True, slice_shape)
 
 
 #: Above this many states the beam's forward step accumulates densely and
@@ -593,17 +594,20 @@ def _diagonal_step(off, idx, lo, hi, vt):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _beam_slices(init, A, path_old, K, rng, v):
-    """The slice variables ``v[t] = w_t U``, ``w_t`` the weight of the old
-    path's step ``t``, ``U`` uniform (step 1 of :func:`_beam`)."""
+def _beam_slices(init, A, path_old, K, rng, v, slice_shape):
+    """The slice variables ``v[t] = w_t R``, ``w_t`` the weight of the old
+    path's step ``t``, ``R = U^(1 / slice_shape)`` with ``U`` uniform (step 1
+    of :func:`_beam`)."""
     L = v.shape[0]
+    inv_shape = 1.0 / slice_shape
     x = path_old[0]
     if x < 0 or x >= K:
         raise ValueError("path_old contains a state outside [0, K)")
     wv = init[x]
     if not wv > 0.0:
         raise ValueError("path_old has zero weight")
-    v[0] = wv * rng.random()
+    r = rng.random()
+    v[0] = wv * (r if inv_shape == 1.0 else r ** inv_shape)
     for t in range(1, L):
         y = path_old[t]
         if y < 0 or y >= K:
@@ -611,12 +615,26 @@ def _beam_slices(init, A, path_old, K, rng, v):
         wv = A[x, y]
         if not wv > 0.0:
             raise ValueError("path_old has zero weight")
-        v[t] = wv * rng.random()
+        r = rng.random()
+        v[t] = wv * (r if inv_shape == 1.0 else r ** inv_shape)
         x = y
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, linear):
+def _slice_weights(init, A, slice_shape, tinit, tw):
+    """The weights a transition above its slice keeps in ``p(x | u)``:
+    ``tinit = init^(1 - slice_shape)``, ``tw = A^(1 - slice_shape)`` (all
+    ones for uniform slices, ``slice_shape = 1``)."""
+    K = init.shape[0]
+    e = 1.0 - slice_shape
+    for i in range(K):
+        tinit[i] = 1.0 if e == 0.0 else init[i] ** e
+        for j in range(K):
+            tw[i, j] = 1.0 if e == 0.0 else A[i, j] ** e
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _beam_forward(init, A, emit, v, off, tinit, tw, pred, stamp, touched, ptr, idx, val, linear):
     """Sparse forward filter of the sliced HMM (step 2 of :func:`_beam`):
     the normalised masses of step ``t`` in CSR storage, ``idx[ptr[t]:ptr[t +
     1]]`` the states with positive mass and ``val`` their masses; only those
@@ -635,7 +653,7 @@ def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, li
                 if init[j] > vt:
                     touched[nt] = j
                     nt += 1
-                    pred[j] = 1.0
+                    pred[j] = tinit[j]
         elif _diagonal_step(off, idx, ptr[t - 1], ptr[t], vt):
             v[t] = -1.0
             for p in range(ptr[t - 1], ptr[t]):
@@ -643,7 +661,7 @@ def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, li
                 if A[i, i] > vt:
                     touched[nt] = i
                     nt += 1
-                    pred[i] = val[p]
+                    pred[i] = val[p] * tw[i, i]
         elif K > _BEAM_DENSE_MIN_K:
             # dense over the states and branch-free (a select the compiler
             # vectorises); a state is reachable iff its sum is positive, the
@@ -654,7 +672,7 @@ def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, li
                 i = idx[p]
                 a = val[p]
                 for j in range(K):
-                    pred[j] += a if A[i, j] > vt else 0.0
+                    pred[j] += a * tw[i, j] if A[i, j] > vt else 0.0
             for j in range(K):
                 if pred[j] > 0.0:
                     touched[nt] = j
@@ -671,9 +689,9 @@ def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, li
                             stamp[j] = t
                             touched[nt] = j
                             nt += 1
-                            pred[j] = a
+                            pred[j] = a * tw[i, j]
                         else:
-                            pred[j] += a
+                            pred[j] += a * tw[i, j]
         # absorb the emission (log weights: shifted by their max over the
         # reachable states)
         m = 0.0
@@ -705,7 +723,7 @@ def _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, li
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _beam_backward(A, final, v, ptr, idx, val, wbuf, rng, out):
+def _beam_backward(A, tw, final, v, ptr, idx, val, wbuf, rng, out):
     """Backward sampling over the stored masses (step 3 of :func:`_beam`).
     It is FFBS's backward pass, on the sparse storage of the forward filter
     and with the slice test in place of the transition weight, hence not
@@ -732,32 +750,37 @@ def _beam_backward(A, final, v, ptr, idx, val, wbuf, rng, out):
         n = ptr[t] - start
         for q in range(n):
             i = idx[start + q]
-            wbuf[q] = val[start + q] if A[i, x] > vt else 0.0
+            wbuf[q] = val[start + q] * tw[i, x] if A[i, x] > vt else 0.0
         x = idx[start + _sample_index(wbuf, n, rng)]
         out[t - 1] = x
 
 
 @njit(cache=True, nogil=True)
-def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
+def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear, slice_shape):
     """The move of :func:`beam_sample_linear` (linear ``emit``) and
     :func:`beam_sample` (log ``emit``, ``linear`` false): slice variables
     along the old path, a sparse forward filter of the sliced HMM, backward
     sampling. Returns the number of (step, state) pairs the filter kept."""
+    if not 0.0 < slice_shape <= 1.0:
+        raise ValueError("beam_sample: slice_shape must be in (0, 1]")
     L, K = emit.shape
     if L == 0:
         return 0
     cap = L * K
-    if fwork.shape[0] < L + 2 * K + cap or iwork.shape[0] < L + 1 + 2 * K + cap:
+    if fwork.shape[0] < L + 3 * K + cap + K * K or iwork.shape[0] < L + 1 + 2 * K + cap:
         raise ValueError("beam_sample_linear: work arrays too small")
     v = fwork[:L]
     pred = fwork[L:L + K]
     wbuf = fwork[L + K:L + 2 * K]
     val = fwork[L + 2 * K:L + 2 * K + cap]
+    tinit = fwork[L + 2 * K + cap:L + 3 * K + cap]
+    tw = fwork[L + 3 * K + cap:L + 3 * K + cap + K * K].reshape((K, K))
     ptr = iwork[:L + 1]
     stamp = iwork[L + 1:L + 1 + K]
     touched = iwork[L + 1 + K:L + 1 + 2 * K]
     idx = iwork[L + 1 + 2 * K:L + 1 + 2 * K + cap]
-    _beam_slices(init, A, path_old, K, rng, v)
+    _beam_slices(init, A, path_old, K, rng, v, slice_shape)
+    _slice_weights(init, A, slice_shape, tinit, tw)
     # the largest weight off the diagonal of each row (in wbuf until the
     # backward pass): a slice at or above it for every active state admits
     # only self-transitions (doc/internals.rst, "Message passing": diagonal steps)
@@ -768,13 +791,14 @@ def _beam(init, A, emit, final, path_old, rng, out, fwork, iwork, linear):
             if i != j and A[i, j] > m:
                 m = A[i, j]
         off[i] = m
-    nnz = _beam_forward(init, A, emit, v, off, pred, stamp, touched, ptr, idx, val, linear)
-    _beam_backward(A, final, v, ptr, idx, val, wbuf, rng, out)
+    nnz = _beam_forward(init, A, emit, v, off, tinit, tw, pred, stamp, touched, ptr, idx, val,
+                        linear)
+    _beam_backward(A, tw, final, v, ptr, idx, val, wbuf, rng, out)
     return nnz
 
 
 @njit(cache=True, nogil=True)
-def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
+def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out, slice_shape=1.0):
     """One beam-sampling move (Van Gael et al., 2008).
 
     Leaves ``p(x) ∝ init(x_1) prod_t trans(x_{t-1}, x_t) prod_t emit_t(x_t)
@@ -784,6 +808,12 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     ``p(x | u) ∝ 1[u_1 < init(x_1)] prod_t 1[u_t < trans(x_{t-1}, x_t)]
     prod_t emit_t(x_t) final(x_L)`` (construction and exactness:
     doc/internals.rst, "Message passing").
+
+    With ``slice_shape = a < 1`` the slices are ``u_t = w_t R_t``, ``R_t ~
+    Beta(a, 1)``: smaller, so more transitions pass them (a wider beam), and
+    each transition that passes keeps the weight ``trans^(1 - a)`` (and the
+    first step ``init^(1 - a)``) in ``p(x | u)``. ``a = 1`` is the uniform
+    slice above; ``a -> 0`` tends to forward-backward sampling.
 
     Parameters are as in ``ffbs``; ``path_old`` ``(L,)`` is the current path
     (must have positive weight), the new one is written into ``out`` (which
@@ -804,8 +834,9 @@ def beam_sample(log_init, log_trans, log_emit, log_final, path_old, rng, out):
     final = np.empty(K)
     shifted_exp(log_init, init, 0.0)
     shifted_exp(log_final, final, 0.0)
-    return _beam(init, A, log_emit, final, path_old, rng, out, np.empty(L + 2 * K + L * K),
-                 np.empty(L + 1 + 2 * K + L * K, np.int64), False)
+    return _beam(init, A, log_emit, final, path_old, rng, out,
+                 np.empty(L + 3 * K + L * K + K * K), np.empty(L + 1 + 2 * K + L * K, np.int64),
+                 False, slice_shape)
 
 
 # --------------------------------------------------------------------------

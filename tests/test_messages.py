@@ -290,7 +290,7 @@ def test_linear_forms_match_log_forms(seed):
     assert np.all(counts[p == 0] == 0)
     assert tv(counts, p) < iid_tv_threshold(p, n)
     # beam: a chain of moves, thresholds as in test_beam_sample_invariant_distribution
-    fwork, iwork = np.empty(L + 2 * K + L * K), np.empty(L + 1 + 2 * K + L * K, np.int64)
+    fwork, iwork = np.empty(L + 3 * K + L * K + K * K), np.empty(L + 1 + 2 * K + L * K, np.int64)
     x = P[np.flatnonzero(p > 0)[np.argmin(p[p > 0])]].copy()
     codes = np.empty(n, dtype=np.int64)
     for it in range(n):
@@ -301,20 +301,21 @@ def test_linear_forms_match_log_forms(seed):
     assert tv(counts, p) < iid_tv_threshold(p, n) * math.sqrt(10.0)
 
 
-def _run_beam_chain(li, lt, le, lf, start, n_iter, seed):
+def _run_beam_chain(li, lt, le, lf, start, n_iter, seed, slice_shape=1.0):
     K = li.size
     g = np.random.default_rng(seed)
     x = start.copy()
     codes = np.empty(n_iter, dtype=np.int64)
     visited = np.empty(n_iter, dtype=np.int64)
     for it in range(n_iter):
-        visited[it] = beam_sample(li, lt, le, lf, x, g, x)  # in place
+        visited[it] = beam_sample(li, lt, le, lf, x, g, x, slice_shape)  # in place
         codes[it] = code(x, K)
     return codes, visited
 
 
-@pytest.mark.parametrize("seed, sticky", [(0, 0.0), (1, 0.0), (2, 1.5)])
-def test_beam_sample_invariant_distribution(seed, sticky):
+@pytest.mark.parametrize("seed, sticky, slice_shape",
+                         [(0, 0.0, 1.0), (1, 0.0, 1.0), (2, 1.5, 1.0), (0, 0.0, 0.3), (2, 1.5, 0.5)])
+def test_beam_sample_invariant_distribution(seed, sticky, slice_shape):
     """Run beam_sample as a Markov chain: its empirical path distribution must
     match the exact one.  The threshold is the iid 99.9% TV quantile times
     sqrt(10) (allowance for an integrated autocorrelation time <= 10, which
@@ -325,7 +326,10 @@ def test_beam_sample_invariant_distribution(seed, sticky):
     the module docstring); taking a step as diagonal when only the state of
     the old path (not every active state) has its off-diagonal weights below
     the slice, or keeping a state there without its self-transition above
-    the slice, fails it (checked by mutation)."""
+    the slice, fails it (checked by mutation). ``slice_shape < 1``: Beta
+    slices, whose passing transitions keep the weight ``trans^(1 - a)``;
+    dropping that weight (or the first step's ``init^(1 - a)``) fails it
+    (checked by mutation)."""
     K, L = 3, 4
     li, lt, le, lf = make_problem(seed, K=K, L=L, forbid=True)
     lt = lt + sticky * np.eye(K)
@@ -335,7 +339,7 @@ def test_beam_sample_invariant_distribution(seed, sticky):
     # start from a low-probability (but valid) path
     valid = np.flatnonzero(p > 0)
     start = P[valid[np.argmin(p[valid])]]
-    codes, visited = _run_beam_chain(li, lt, le, lf, start, n, seed=200 + seed)
+    codes, visited = _run_beam_chain(li, lt, le, lf, start, n, 200 + seed, slice_shape)
     counts = np.bincount(codes, minlength=len(p)).astype(float)
     assert np.all(counts[p == 0] == 0)
     tau = max(

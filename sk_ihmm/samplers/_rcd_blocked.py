@@ -58,6 +58,10 @@ DEFAULT_BLOCK_SIZE = 32
 #: log-likelihood and the number of states better per CPU second.
 DEFAULT_BEAM_BLOCK_SIZE = 64
 
+#: Shape ``a`` of the Beta(a, 1) slice variables of ``rcd_beam``'s beam
+#: pass (:func:`sk_ihmm._messages.beam_sample`; 1 is the uniform slice).
+BEAM_SLICE_SHAPE = 0.1
+
 #: Probability with which each block's customers get a Gibbs update of their
 #: tables at the end of a sweep (:func:`_reseat_blocks`). A block move
 #: re-seats only the steps it changes, so the tables -- which the labels'
@@ -167,7 +171,8 @@ def _scratch_sizes(l_max, C, width):
     """Lengths of the float and the int64 pieces of the blocked kernel's
     scratch, in the order :func:`_carve` takes them (blocks of at most
     ``l_max`` steps, label capacity ``C``, at most ``width`` candidates)."""
-    floats = (C, C, C, C * C, l_max * width, (l_max + 2) * width + l_max * width + width * width,
+    floats = (C, C, C, C * C, l_max * width,
+              (l_max + 3) * width + l_max * width + width * width,
               l_max * width, l_max * (width + 1))
     ints = (l_max, l_max, l_max, l_max, l_max + 1, l_max + 1, l_max, C, C,
             l_max + 1 + (l_max + 2) * width, l_max)
@@ -452,7 +457,7 @@ def _blocked_sweep(s, stats, x, Y, seq_first, seq_last, plan, n_blocks, start,
             ffbs_linear(init, trans, emit, final, rng, pn, work)
         else:
             n_vis += beam_sample_linear(init, trans, emit, final, po, rng, pn,
-                                        work, iwork_beam)
+                                        work, iwork_beam, BEAM_SLICE_SHAPE)
         log_q_new, n_fresh = _label_proposal(pn, cand, K, fresh, n_old, per_label, qlab, qcnt,
                                              gamma, rng, xn)
         l1 = 0
