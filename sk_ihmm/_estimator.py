@@ -182,8 +182,9 @@ class InfiniteHMM(BaseEstimator):
         the convergence diagnostics still count every occupied state, and
         ``score`` uses the full posterior. ``0``: keep every state.
     n_samples : int, default=100
-        Samples kept per chain (up to twice as many when the last round
-        extends the one before: see ``max_sweeps``).
+        Samples kept per chain (between ``n_samples`` and ``2 *
+        n_samples`` when the last round extends the one before: see
+        ``max_sweeps``).
     n_burnin : int, default=100
         Sweeps discarded at the start of each chain (first round).
     thin : int, default=1
@@ -198,18 +199,20 @@ class InfiniteHMM(BaseEstimator):
         ``n_samples`` kept samples are spread evenly over the last round.
         A round that would take a chain past ``max_sweeps`` sweeps is cut to
         what fits and extends the round before instead: the diagnostics and
-        the kept samples (same thinning) then cover the last half of each
-        chain's sweeps. Set ``max_sweeps`` to at most the first round (or
-        ``max_time=0``) for a single round.
+        the kept samples (the same thinning, or a multiple of it so that at
+        most ``2 * n_samples`` are kept) then cover the last half of each
+        chain's sweeps. An extension shorter than a quarter of the window
+        the diagnostics look at is not run. Set ``max_sweeps`` to at most
+        the first round (or ``max_time=0``) for a single round.
     max_time : float or None, default=60.0
         Budget mode's limit in wall-clock seconds: a round whose expected
         end (from the time of the rounds so far) is past ``max_time``
         seconds after the start of ``fit`` is cut to the sweeps that fit in
         the time left and extends the round before, as for ``max_sweeps``
-        (not started when those are fewer than a quarter of the sweeps the
-        diagnostics look at). The time does not count the time numba spends
-        compiling kernels (tens of seconds in the first fit after
-        installing; ``convergence_["compile_seconds"]``). ``None``: no limit
+        (after a warm start's round it replaces the window instead, when it
+        holds at least half the sweeps before it). The time does not count
+        the time numba spends compiling kernels (tens of seconds in the
+        first fit after installing; ``convergence_["compile_seconds"]``). ``None``: no limit
         in time. A fit that stops on time, not on convergence, depends on the
         machine's speed; set ``max_time=None`` for results that depend only
         on ``random_state``.
@@ -321,7 +324,9 @@ class InfiniteHMM(BaseEstimator):
         0-based, is kept when ``s >= n_burnin_`` and
         ``(s - n_burnin_ + 1) % thin_ == 0``); the diagnostics look at every
         sweep from ``n_burnin_`` on. ``n_burnin`` and ``thin`` when the fit
-        took one round.
+        took one round. After a warm start, or an interrupted round, they
+        describe the kept sweeps of the rounds before; the samples of that
+        round are appended to those.
     trace_ : dict of ndarray of shape (n_chains, n_sweeps)
         Per-sweep ``n_states``, ``log_joint`` (``log p(x, tables, y)``),
         ``log_lik`` (``log p(y | x)``),
@@ -725,7 +730,8 @@ class InfiniteHMM(BaseEstimator):
             if not runner.interrupted:
                 n_rounds += 1
                 if extend:
-                    n_burnin, thin = _last_half(chains, n_burnin, thin, self.n_samples)
+                    n_burnin, thin = _last_half(chains, n_burnin, thin, n_next, round_thin,
+                                                self.n_samples)
                 else:
                     n_burnin, thin, evenly_kept = n_done, round_thin, True
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
@@ -1332,11 +1338,15 @@ def _next_round(n_done, n_burnin, thin, n_samples, max_sweeps, left, per_sweep):
     sweeps replace the window of the diagnostics and the kept samples. When
     it would go past ``max_sweeps``, or take longer than the ``left``
     seconds of ``max_time`` (``None``: no limit) at ``per_sweep`` seconds a
-    sweep, the round is instead cut to what fits and *extends* the current
-    window, whose kept samples are every ``thin``-th sweep from
-    ``n_burnin`` on (``thin=None``: they are not, and nothing extends
-    them), keeping the same thinning (``extend=True``). An extension
-    shorter than a quarter of the window is not worth its round.
+    sweep, the round is cut to what fits and *extends* the current window,
+    whose kept samples are every ``thin``-th sweep from ``n_burnin`` on
+    (``extend=True``): it keeps every ``thin * step``-th sweep, ``step``
+    chosen so that the window of :func:`_window_start` holds at most ``2 *
+    n_samples`` of them, and its length is a multiple of that. An
+    extension shorter than a quarter of the window is not worth its round.
+    With ``thin=None`` (the kept samples are not evenly spaced: after a
+    warm start's round) a cut round replaces the window instead, if it
+    holds at least half of ``n_done`` sweeps.
     """
     thin_new = -(-n_done // n_samples)
     n_next = thin_new * n_samples
@@ -1346,37 +1356,51 @@ def _next_round(n_done, n_burnin, thin, n_samples, max_sweeps, left, per_sweep):
     if n_next <= fits:
         return n_next, thin_new, False
     if thin is None:
-        return None
-    n_extend = fits // thin * thin
+        thin_cut = fits // n_samples
+        if thin_cut < 1 or 2 * thin_cut * n_samples < n_done:
+            return None
+        return thin_cut * n_samples, thin_cut, False
+    total = n_done + fits // thin * thin
+    start = _window_start(total, n_burnin, thin, n_samples)
+    step = max(1, -(-((total - start) // thin) // (2 * n_samples)))
+    n_extend = fits // (thin * step) * (thin * step)
     if n_extend < 1 or 4 * n_extend < n_done - n_burnin:
         return None
-    return n_extend, thin, True
+    return n_extend, thin * step, True
 
 
-def _last_half(chains, n_burnin, thin, n_samples):
-    """Move the window of extended chains to their last half.
+def _window_start(n_sweeps, n_burnin, thin, n_samples):
+    """First sweep of the window after an extension: the last half of the
+    ``n_sweeps`` sweeps (the convention of Vehtari et al. 2021: the first
+    half is warm-up), but never before ``n_burnin`` nor shorter than
+    ``n_samples * thin`` sweeps."""
+    return max(n_burnin, min(n_sweeps // 2, n_sweeps - n_samples * thin))
 
-    After an extension every chain keeps every ``thin``-th sweep from
-    ``n_burnin`` to its last (the samples of the round before and of the
-    extension). The window becomes the last half of the sweeps (the
-    convention of Vehtari et al. 2021: the first half is warm-up), or stays
-    where it is when that is later; the samples before it are dropped, and
-    when more than ``2 * n_samples`` remain, every k-th (counted from the
-    last) is kept. Returns the window's ``(n_burnin, thin)``, which give the
-    kept sweeps as :func:`sk_ihmm._diagnostics.kept_sweeps` reads them.
+
+def _last_half(chains, n_burnin, thin, n_extend, thin_extend, n_samples):
+    """Move the window of extended chains to :func:`_window_start`.
+
+    Before the extension of ``n_extend`` sweeps every chain kept every
+    ``thin``-th sweep from ``n_burnin`` on; the extension kept every
+    ``thin_extend``-th (a multiple of ``thin`` that divides ``n_extend``).
+    The samples kept are those on the extension's grid (every
+    ``thin_extend``-th sweep counted back from the last) from the window's
+    start on. Returns the ``(n_burnin, thin)`` that give them as
+    :func:`sk_ihmm._diagnostics.kept_sweeps` reads them; the diagnostics
+    look at every sweep from that ``n_burnin`` on, which is the window's
+    start or, when it falls between two kept sweeps, up to ``thin_extend -
+    1`` sweeps before it.
     """
     n_sweeps = chains[0].n_sweeps
-    start = max(n_burnin, n_sweeps // 2)
-    n_kept = (n_sweeps - 1 - start) // thin + 1        # kept sweeps from start on
-    step = -(-n_kept // (2 * n_samples))
-    n_kept = (n_kept - 1) // step + 1
+    start = _window_start(n_sweeps, n_burnin, thin, n_samples)
+    n_done = n_sweeps - n_extend
+    sweeps = np.concatenate([_diagnostics.kept_sweeps(n_done, n_burnin, thin),
+                             n_done + _diagnostics.kept_sweeps(n_extend, 0, thin_extend)])
+    keep = np.flatnonzero((sweeps >= start) & ((n_sweeps - 1 - sweeps) % thin_extend == 0))
     for chain in chains:
-        last = len(chain.snapshots) - 1
-        idx = range(last - (n_kept - 1) * step, last + 1, step)
-        chain.snapshots = [chain.snapshots[i] for i in idx]
-        chain.samples = chain.samples[last - (n_kept - 1) * step::step].copy()
-    thin *= step
-    return n_sweeps - (n_kept - 1) * thin - thin, thin
+        chain.snapshots = [chain.snapshots[i] for i in keep]
+        chain.samples = chain.samples[keep]
+    return int(sweeps[keep[0]]) - thin_extend + 1, thin_extend
 
 
 def _round_seconds(chains, n_sweeps, n_jobs, measured=None):

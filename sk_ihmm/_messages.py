@@ -726,8 +726,8 @@ def _beam_forward(init, A, emit, v, off, tinit, tw, pred, stamp, touched, ptr, i
 def _beam_backward(A, tw, final, v, ptr, idx, val, wbuf, rng, out):
     """Backward sampling over the stored masses (step 3 of :func:`_beam`).
     It is FFBS's backward pass, on the sparse storage of the forward filter
-    and with the slice test in place of the transition weight, hence not
-    :func:`_ffbs`'s dense one."""
+    and with the slice test times the sliced weight ``tw`` (``A^(1 - a)``)
+    in place of the transition weight, hence not :func:`_ffbs`'s dense one."""
     L = v.shape[0]
     start = ptr[L - 1]
     n = ptr[L] - start

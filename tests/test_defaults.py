@@ -571,7 +571,12 @@ def test_next_round_fills_the_budget():
     assert plan(-1.0) is None                     # out of time
     assert plan(None, max_sweeps=1400) == (600, 4, True)    # cut to max_sweeps
     assert plan(None, max_sweeps=800) is None
-    assert plan(5.0, thin=None) is None           # samples not evenly kept: no extension
+    # samples not evenly kept (after a warm start): a cut round replaces the window
+    assert plan(5.0, thin=None) == (500, 5, False)
+    assert plan(3.0, thin=None) is None           # 300 < 800 / 2
+    # a long first-round burn-in: the extension keeps every 16th sweep, so
+    # the window from sweep 5000 holds at most 2 * n_samples samples
+    assert _next_round(5100, 5000, 1, 100, 100_000, 30.0, 0.01) == (2992, 16, True)
 
 
 def test_a_cut_round_extends_the_window_to_the_last_half(monkeypatch):
@@ -602,18 +607,20 @@ def test_a_cut_round_extends_the_window_to_the_last_half(monkeypatch):
                                       model.trace_["log_joint"][c, kept])
 
 
-def test_last_half_thins_a_long_window():
-    """An extension longer than the window keeps at most 2 * n_samples
-    samples, evenly spaced and ending at the last sweep."""
+def test_last_half_keeps_the_extension_grid():
+    """After an extension with a coarser thinning the kept samples are those
+    on the extension's grid from the last half on, evenly spaced to the last
+    sweep, as kept_sweeps(n_burnin_, thin_) reads them."""
     from types import SimpleNamespace
 
     from sk_ihmm._diagnostics import kept_sweeps
     from sk_ihmm._estimator import _last_half
 
-    # every sweep kept from sweep 10 (thin 1) to sweep 99
-    chain = SimpleNamespace(n_sweeps=100, snapshots=list(range(10, 100)),
-                            samples=np.arange(10, 100)[:, None])
-    n_burnin, thin = _last_half([chain], 10, 1, n_samples=10)
-    kept = kept_sweeps(100, n_burnin, thin)
-    assert (n_burnin, thin) == (49, 3) and list(kept) == list(range(51, 100, 3))
+    # every sweep kept from 10 to 49, then an extension of 48 sweeps keeping
+    # every third (52, 55, ..., 97)
+    sweeps = list(range(10, 50)) + list(range(52, 98, 3))
+    chain = SimpleNamespace(n_sweeps=98, snapshots=list(sweeps), samples=np.array(sweeps)[:, None])
+    n_burnin, thin = _last_half([chain], 10, 1, 48, 3, n_samples=10)
+    kept = kept_sweeps(98, n_burnin, thin)
+    assert (n_burnin, thin) == (47, 3) and list(kept) == list(range(49, 98, 3))
     assert chain.snapshots == list(kept) == list(chain.samples[:, 0])

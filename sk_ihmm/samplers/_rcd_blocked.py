@@ -54,8 +54,9 @@ __all__ = ["init", "step_blocked", "step_beam", "DEFAULT_BLOCK_SIZE",
 DEFAULT_BLOCK_SIZE = 32
 
 #: Block length of ``rcd_beam`` when option ``block_size`` is ``None``.
-#: With blocks of 64 rather than 32 the beam sampler mixes both the joint
-#: log-likelihood and the number of states better per CPU second.
+#: With blocks of 64 rather than 32 the beam sampler mixed both the joint
+#: log-likelihood and the number of states better per CPU second (measured
+#: with uniform slices, before :data:`BEAM_SLICE_SHAPE`).
 DEFAULT_BEAM_BLOCK_SIZE = 64
 
 #: Shape ``a`` of the Beta(a, 1) slice variables of ``rcd_beam``'s beam
