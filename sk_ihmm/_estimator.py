@@ -212,10 +212,10 @@ class InfiniteHMM(BaseEstimator):
         (after a warm start's round it replaces the window instead, when it
         holds at least half the sweeps before it). The time does not count
         the time numba spends compiling kernels (tens of seconds in the
-        first fit after installing; ``convergence_["compile_seconds"]``). ``None``: no limit
-        in time. A fit that stops on time, not on convergence, depends on the
-        machine's speed; set ``max_time=None`` for results that depend only
-        on ``random_state``.
+        first fit after installing; ``convergence_["compile_seconds"]``).
+        ``None``: no limit in time. A fit that stops on time, not on
+        convergence, depends on the machine's speed; set ``max_time=None``
+        for results that depend only on ``random_state``.
     warm_start : bool, default=False
         When True, a ``fit`` on the same data (same sampler, chains and
         model) continues every chain of the previous fit from its last state

@@ -606,8 +606,7 @@ def _beam_slices(init, A, path_old, K, rng, v, slice_shape):
     wv = init[x]
     if not wv > 0.0:
         raise ValueError("path_old has zero weight")
-    r = rng.random()
-    v[0] = wv * (r if inv_shape == 1.0 else r ** inv_shape)
+    v[0] = wv * rng.random() ** inv_shape
     for t in range(1, L):
         y = path_old[t]
         if y < 0 or y >= K:
@@ -615,8 +614,7 @@ def _beam_slices(init, A, path_old, K, rng, v, slice_shape):
         wv = A[x, y]
         if not wv > 0.0:
             raise ValueError("path_old has zero weight")
-        r = rng.random()
-        v[t] = wv * (r if inv_shape == 1.0 else r ** inv_shape)
+        v[t] = wv * rng.random() ** inv_shape
         x = y
 
 
@@ -624,13 +622,13 @@ def _beam_slices(init, A, path_old, K, rng, v, slice_shape):
 def _slice_weights(init, A, slice_shape, tinit, tw):
     """The weights a transition above its slice keeps in ``p(x | u)``:
     ``tinit = init^(1 - slice_shape)``, ``tw = A^(1 - slice_shape)`` (all
-    ones for uniform slices, ``slice_shape = 1``)."""
+    ones for uniform slices, ``slice_shape = 1``: ``pow(x, 0)`` is exactly 1)."""
     K = init.shape[0]
     e = 1.0 - slice_shape
     for i in range(K):
-        tinit[i] = 1.0 if e == 0.0 else init[i] ** e
+        tinit[i] = init[i] ** e
         for j in range(K):
-            tw[i, j] = 1.0 if e == 0.0 else A[i, j] ** e
+            tw[i, j] = A[i, j] ** e
 
 
 @njit(cache=True, nogil=True, inline="always")
