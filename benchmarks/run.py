@@ -32,12 +32,15 @@ of one do not leak into another) in this order:
    ConvergenceWarning; ``--quick``: its own ``--quick``, ``rcd_gibbs`` only);
 11. ``bench_mocap6.py`` -- motion-capture segmentation: the sticky
     HDP-AR-HMM against Gaussian emissions and hmmlearn (skipped when the data
-    are absent; ``--quick``: its own).
+    are absent; ``--quick``: its own);
+12. ``bench_rhat_noise.py`` -- how often ``fit``'s convergence checks fail on
+    simulated chains that mix perfectly, against their effective sample size
+    (``--quick``: 40 repetitions, no file written).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
 (``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale``,
-``bench_sequence2``, ``bench_pgas_paper``, ``bench_defaults`` and
-``bench_mocap6`` also write their own tables under ``benchmarks/results/``
+``bench_sequence2``, ``bench_pgas_paper``, ``bench_defaults``,
+``bench_mocap6`` and ``bench_rhat_noise`` also write their own tables under ``benchmarks/results/``
 (the tables of ``bench_reach`` and ``bench_mixing`` are copied by hand to
 ``reach*.txt`` and ``mixing.txt``).
 
@@ -45,7 +48,7 @@ Usage::
 
     python benchmarks/run.py [--quick]
         [--only ffbs samplers real scale sequence1 sequence2 pgas_paper pgas_figure5 reach
-                mixing defaults mocap6]
+                mixing defaults mocap6 rhat_noise]
 """
 
 import argparse
@@ -58,7 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "sequence2", "pgas_paper",
-         "pgas_figure5", "reach", "mixing", "defaults", "mocap6")
+         "pgas_figure5", "reach", "mixing", "defaults", "mocap6", "rhat_noise")
 
 
 def _sequence1_args(path, quick):
@@ -107,6 +110,7 @@ def commands(quick, samplers_budget):
     cmds.append(("defaults", ["bench_defaults.py", "--jobs", "1"]
                  + (["--quick", "--samplers", "rcd_gibbs"] if quick else [])))
     cmds.append(("mocap6", ["bench_mocap6.py"] + (["--quick"] if quick else [])))
+    cmds.append(("rhat_noise", ["bench_rhat_noise.py"] + (["--reps", "40", "--out", ""] if quick else [])))
     return cmds
 
 
