@@ -624,3 +624,30 @@ def test_last_half_keeps_the_extension_grid():
     kept = kept_sweeps(98, n_burnin, thin)
     assert (n_burnin, thin) == (47, 3) and list(kept) == list(range(49, 98, 3))
     assert chain.snapshots == list(kept) == list(chain.samples[:, 0])
+
+
+def _report(r_hat, ess, ess_min=400, converged=False):
+    rows = {key: {"r_hat": r, "ess_bulk": e, "ess_tail": e}
+            for key, r, e in zip(("n_states", "log_lik"), r_hat, ess)}
+    return {**rows, "converged": converged, "thresholds": {"r_hat_max": 1.01, "ess_min": ess_min},
+            "n_sweeps": 1000, "n_rounds": 3, "seconds": 1.0}
+
+
+@pytest.mark.parametrize("r_hat, ess, near", [
+    ((1.015, 1.002), (450, 3000), True),       # phys1d / split_merge in bench_defaults
+    ((1.02, 1.0), (200, 900), True),           # the limits themselves
+    ((1.021, 1.0), (900, 900), False),         # R-hat beyond the noise of 400 draws
+    ((1.005, 1.0), (199, 900), False),         # under half the ESS target
+    ((math.nan, 1.012), (math.nan, 500), True),  # a constant quantity does not count
+    ((math.nan, math.nan), (math.nan, math.nan), False),
+])
+def test_warning_says_when_the_figures_are_near_the_targets(r_hat, ess, near):
+    """Within the diagnostics' own noise the warning says that more sweeps of
+    the same chains are likely to pass; further off it does not."""
+    from sk_ihmm._diagnostics import convergence_message, near_thresholds
+
+    report = _report(r_hat, ess)
+    assert near_thresholds(report) is near
+    message = convergence_message(report, {"n_states": np.array([[5, 5], [6, 5]])})
+    assert ("near the targets" in message) is near
+    assert "(targets: R-hat <= 1.01, ESS >= 400)" in message
