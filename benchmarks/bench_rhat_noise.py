@@ -14,7 +14,9 @@ likely outcome; doc/convergence.rst quotes the table.
 Usage::
 
     python benchmarks/bench_rhat_noise.py [--reps 400] [--draws 4000] [--chains 4]
-        [--out benchmarks/results/rhat_noise.txt]
+        [--seed 0] [--out benchmarks/results/rhat_noise.txt | --out -]
+
+(``--out -``: print the table only.)
 """
 
 import argparse
@@ -47,16 +49,18 @@ def main(argv=None):
     ap.add_argument("--draws", type=int, default=4000)
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "rhat_noise.txt"))
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "rhat_noise.txt"),
+                    help="file for the table; - for none")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     ess_min = ESS_PER_CHAIN_MIN * args.chains
     lines = [
         f"# python benchmarks/bench_rhat_noise.py --reps {args.reps} --draws {args.draws} "
         f"--chains {args.chains} --seed {args.seed}",
-        f"# {args.chains} stationary AR(1) chains x {args.draws} draws, {args.reps} repetitions per row; "
-        f"thresholds of fit: R-hat <= {RHAT_MAX}, bulk and tail ESS >= {ess_min}",
-        "ESS of the chains | median bulk ESS | P(R-hat > 1.01) | P(check fails) | 95% quantile of R-hat",
+        f"# {args.chains} stationary AR(1) chains x {args.draws} draws, {args.reps} repetitions "
+        f"per row; thresholds of fit: R-hat <= {RHAT_MAX}, bulk and tail ESS >= {ess_min}",
+        f"ESS of the chains | median bulk ESS | P(R-hat > {RHAT_MAX}) | P(check fails) "
+        "| 95% quantile of R-hat",
     ]
     print("\n".join(lines), flush=True)
     for ess_total in ESS_LEVELS:
@@ -70,7 +74,7 @@ def main(argv=None):
                f"{np.mean(fails):14.2f} | {np.quantile(rhat, 0.95):.4f}")
         lines.append(row)
         print(row, flush=True)
-    if args.out:
+    if args.out != "-":
         with open(args.out, "w") as fh:
             fh.write("\n".join(lines) + "\n")
 

@@ -40,9 +40,9 @@ of one do not leak into another) in this order:
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
 (``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale``,
 ``bench_sequence2``, ``bench_pgas_paper``, ``bench_defaults``,
-``bench_mocap6`` and ``bench_rhat_noise`` also write their own tables under ``benchmarks/results/``
-(the tables of ``bench_reach`` and ``bench_mixing`` are copied by hand to
-``reach*.txt`` and ``mixing.txt``).
+``bench_mocap6`` and ``bench_rhat_noise`` also write their own tables under
+``benchmarks/results/`` (the tables of ``bench_reach`` and ``bench_mixing``
+are copied by hand to ``reach*.txt`` and ``mixing.txt``).
 
 Usage::
 
@@ -110,7 +110,8 @@ def commands(quick, samplers_budget):
     cmds.append(("defaults", ["bench_defaults.py", "--jobs", "1"]
                  + (["--quick", "--samplers", "rcd_gibbs"] if quick else [])))
     cmds.append(("mocap6", ["bench_mocap6.py"] + (["--quick"] if quick else [])))
-    cmds.append(("rhat_noise", ["bench_rhat_noise.py"] + (["--reps", "40", "--out", ""] if quick else [])))
+    cmds.append(("rhat_noise", ["bench_rhat_noise.py"]
+                 + (["--reps", "40", "--out", "-"] if quick else [])))
     return cmds
 
 

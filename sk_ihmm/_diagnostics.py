@@ -183,7 +183,7 @@ ESS_PER_CHAIN_MIN = 100
 #: target: within the diagnostics' own noise for chains that mix well (four
 #: such chains worth 400 draws give an R-hat above 1.02 one time in 20, and
 #: pass reliably only when worth about 800; ``benchmarks/bench_rhat_noise.py``),
-#: so the warning says that continuing the same chains is the likely fix.
+#: so the warning says that the chains may only be short of draws.
 NEAR_RHAT_MAX = 1.02
 NEAR_ESS_FRACTION = 0.5
 
@@ -238,21 +238,35 @@ def convergence_report(trace, start, keys=CONVERGENCE_KEYS):
     return report
 
 
-def near_thresholds(report, keys=CONVERGENCE_KEYS):
-    """Whether an unconverged ``report`` misses the thresholds by no more than
-    the diagnostics' own noise (``NEAR_RHAT_MAX``, ``NEAR_ESS_FRACTION``).
+def near_thresholds(report, trace, keys=CONVERGENCE_KEYS):
+    """Whether a report misses the thresholds by no more than their own noise.
 
-    A quantity with ``nan`` diagnostics (constant draws) does not count
-    against it; fewer than 4 draws per chain (all ``nan``, not converged)
-    are not near.
+    Parameters
+    ----------
+    report : dict
+        A :func:`convergence_report`.
+    trace : dict of ndarray of shape (n_chains, n_sweeps)
+        The traces it was computed from.
+    keys : sequence of str
+
+    Returns
+    -------
+    near : bool
+        True when every R-hat is at most ``NEAR_RHAT_MAX`` and every ESS at
+        least ``NEAR_ESS_FRACTION`` of its target. A quantity with ``nan``
+        diagnostics counts as near only when its draws were constant: not
+        when they were too few (every row ``nan``) or not finite.
     """
     ess_near = NEAR_ESS_FRACTION * report["thresholds"]["ess_min"]
     rows = [report[key] for key in keys]
     if all(math.isnan(row["r_hat"]) for row in rows):
         return False
-    return all(not (row["r_hat"] > NEAR_RHAT_MAX)
-               and not (row["ess_bulk"] < ess_near or row["ess_tail"] < ess_near)
-               for row in rows)
+    for key, row in zip(keys, rows):
+        if math.isnan(row["r_hat"]) and not np.all(np.isfinite(trace[key])):
+            return False
+        if row["r_hat"] > NEAR_RHAT_MAX or row["ess_bulk"] < ess_near or row["ess_tail"] < ess_near:
+            return False
+    return True
 
 
 def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
@@ -265,11 +279,12 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
                      f"tail ESS {row['ess_tail']:.0f}")
     last_k = ", ".join(str(int(k)) for k in np.asarray(trace["n_states"])[:, -1])
     near = ""
-    if near_thresholds(report, keys):
+    if near_thresholds(report, trace, keys):
         near = (f" These figures are near the targets, within the diagnostics' own noise "
                 f"(R-hat <= {NEAR_RHAT_MAX}, every ESS at least half its target; chains that "
-                "mix well need a bulk ESS of about twice the target to pass reliably): "
-                "continuing the same chains (warm_start=True, n_burnin=0) is the likely fix.")
+                "mix well need a bulk ESS of about twice the target to pass reliably), so the "
+                "chains may only be short of draws: continuing them (warm_start=True, "
+                "n_burnin=0) is the first thing to try.")
     return (
         f"The chains did not converge after {report['n_sweeps']} sweeps each "
         f"({report.get('n_rounds', 1)} rounds, {report.get('seconds', math.nan):.1f} s): "

@@ -626,28 +626,33 @@ def test_last_half_keeps_the_extension_grid():
     assert chain.snapshots == list(kept) == list(chain.samples[:, 0])
 
 
-def _report(r_hat, ess, ess_min=400, converged=False):
-    rows = {key: {"r_hat": r, "ess_bulk": e, "ess_tail": e}
-            for key, r, e in zip(("n_states", "log_lik"), r_hat, ess)}
-    return {**rows, "converged": converged, "thresholds": {"r_hat_max": 1.01, "ess_min": ess_min},
+def _report(r_hat, ess, tail=None):
+    tail = ess if tail is None else tail
+    rows = {key: {"r_hat": r, "ess_bulk": e, "ess_tail": et}
+            for key, r, e, et in zip(("n_states", "log_lik"), r_hat, ess, tail)}
+    return {**rows, "converged": False, "thresholds": {"r_hat_max": 1.01, "ess_min": 400},
             "n_sweeps": 1000, "n_rounds": 3, "seconds": 1.0}
 
 
-@pytest.mark.parametrize("r_hat, ess, near", [
-    ((1.015, 1.002), (450, 3000), True),       # phys1d / split_merge in bench_defaults
-    ((1.02, 1.0), (200, 900), True),           # the limits themselves
-    ((1.021, 1.0), (900, 900), False),         # R-hat beyond the noise of 400 draws
-    ((1.005, 1.0), (199, 900), False),         # under half the ESS target
-    ((math.nan, 1.012), (math.nan, 500), True),  # a constant quantity does not count
-    ((math.nan, math.nan), (math.nan, math.nan), False),
+@pytest.mark.parametrize("r_hat, ess, tail, log_lik, near", [
+    ((1.015, 1.002), (450, 3000), None, 0.0, True),    # phys1d / split_merge in bench_defaults
+    ((1.02, 1.0), (200, 900), None, 0.0, True),        # the limits themselves
+    ((1.021, 1.0), (900, 900), None, 0.0, False),      # R-hat beyond the noise of 400 draws
+    ((1.005, 1.0), (199, 900), None, 0.0, False),      # bulk ESS under half the target
+    ((1.005, 1.0), (900, 900), (900, 150), 0.0, False),  # tail ESS under half the target
+    ((1.012, math.nan), (500, math.nan), None, 0.0, True),  # a constant quantity: no objection
+    ((1.012, math.nan), (500, math.nan), None, -np.inf, False),  # non-finite draws: not near
+    ((math.nan, math.nan), (math.nan, math.nan), None, 0.0, False),  # too few draws
 ])
-def test_warning_says_when_the_figures_are_near_the_targets(r_hat, ess, near):
-    """Within the diagnostics' own noise the warning says that more sweeps of
-    the same chains are likely to pass; further off it does not."""
+def test_warning_says_when_the_figures_are_near_the_targets(r_hat, ess, tail, log_lik, near):
+    """Within the diagnostics' own noise the warning says that the chains may
+    only be short of draws; further off, or without usable draws, it does not."""
     from sk_ihmm._diagnostics import convergence_message, near_thresholds
 
-    report = _report(r_hat, ess)
-    assert near_thresholds(report) is near
-    message = convergence_message(report, {"n_states": np.array([[5, 5], [6, 5]])})
+    report = _report(r_hat, ess, tail)
+    trace = {"n_states": np.array([[5, 5, 6, 5], [6, 5, 5, 5]]),
+             "log_lik": np.array([[-10.0, -10.0, -10.0, -10.0], [-10.0, -10.0, log_lik, -10.0]])}
+    assert near_thresholds(report, trace) is near
+    message = convergence_message(report, trace)
     assert ("near the targets" in message) is near
     assert "(targets: R-hat <= 1.01, ESS >= 400)" in message
