@@ -215,7 +215,9 @@ def test_early_rejection_matches_full_evaluation():
             assert _canonical(full) == _canonical(early)
             np.testing.assert_allclose(full.stats, early.stats, atol=1e-12)
             total += c_early
-    assert total[4] > 50 and total[3] > 20 and total[1] > 0
+    # merges are proposed mostly between states whose predictives fit the
+    # anchor, so fewer of them stop early than with uniform anchors
+    assert total[4] >= 10 and total[3] > 20 and total[1] > 0
 
 
 def test_early_rejection_invalid_for_densities():

@@ -6,14 +6,19 @@ sweep is one sweep of the ``base_sampler`` (``"rcd_gibbs"``, ``"rcd_blocked"``,
 many *chain* trials when ``split_merge_width > 1``, then the hyperparameter
 updates.
 
-A one-state trial draws steps ``t1 != t2``: a shared label proposes a split
+A one-state trial draws ``t1`` uniformly and ``t2 != t1`` with probability
+proportional to ``pred(y[t1] | x[t2])``, the emission predictive of
+``t2``'s state (our change: Makino draws both uniformly, and a merge of two
+similar states is then rarely proposed): a shared label proposes a split
 (``t1`` gets a fresh label and the runs of the two states' other steps are
 allocated one by one, in random order, by a two-state FFBS on the seating's
 predictives), different labels the merge of ``x[t1]`` into ``x[t2]``. A
-chain trial (our extension) does the same for the ``w`` states of the runs
-``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1`` at once. Everything removed is
-added back in the reverse order, so the ratio is ``(r* / r_old) (q_old /
-q*)`` (Makino Eq. 28-32); a rejection replays the undo log.
+chain trial (our extension) does the same, with uniform anchors, for the
+``w`` states of the runs ``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1`` at
+once. Everything removed is added back in the reverse order, so the ratio
+is ``(r* / r_old) (q_old / q*)`` (Makino Eq. 28-32) times ``q*(t2 | t1) /
+q_old(t2 | t1)``, the pair's probability after and before the move; a
+rejection replays the undo log.
 
 Invariants: a split and the merge with the same anchors are each other's
 reverse; merges are rejected early only for discrete emissions (a continuous
@@ -120,6 +125,59 @@ def _draw_anchors(n, rng):
     return t1, t2, (math.log(u) if u > 0.0 else -np.inf)
 
 
+@njit(cache=True, nogil=True)
+def _partner_log_norm(stats, per_label, t1, own, fam, hyp, Y):
+    """``log Z = log sum_k m_k pred(y[t1] | k)`` over the occupied labels ``k``,
+    ``m_k`` the steps of ``k`` other than ``t1`` (whose label is ``own``)."""
+    top = -np.inf
+    for k in range(per_label.shape[1]):
+        m = per_label[OCC, k] - (1 if k == own else 0)
+        if m > 0:
+            top = max(top, math.log(m) + log_pred(fam, stats, k, hyp, Y, t1))
+    total = 0.0
+    for k in range(per_label.shape[1]):
+        m = per_label[OCC, k] - (1 if k == own else 0)
+        if m > 0:
+            total += math.exp(math.log(m) + log_pred(fam, stats, k, hyp, Y, t1) - top)
+    return top + math.log(total)
+
+
+@njit(cache=True, nogil=True)
+def _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng):
+    """Second anchor ``t2 != t1`` with probability ``pred(y[t1] | x[t2]) / Z``.
+
+    The label of ``t2`` is drawn with probability ``m_k pred(y[t1] | k) / Z``
+    (:func:`_partner_log_norm`), then ``t2`` uniformly among its ``m_k``
+    steps other than ``t1``, so that steps of labels whose predictive fits
+    ``y[t1]`` are paired with it more often: a merge of two similar states
+    is proposed far more often than with a uniform ``t2``. Returns ``t2``
+    and ``log q(t2 | t1)``; the ratio of a trial has ``q`` of the same pair
+    after the move over this one.
+    """
+    own = x[t1]
+    log_z = _partner_log_norm(stats, per_label, t1, own, fam, hyp, Y)
+    u = rng.random()
+    acc = 0.0
+    chosen = -1
+    for k in range(per_label.shape[1]):
+        m = per_label[OCC, k] - (1 if k == own else 0)
+        if m > 0:
+            chosen = k
+            acc += math.exp(math.log(m) + log_pred(fam, stats, k, hyp, Y, t1) - log_z)
+            if u < acc:
+                break
+    m = per_label[OCC, chosen] - (1 if chosen == own else 0)
+    r = uniform_int(m, rng)
+    t2 = -1
+    for t in range(x.shape[0]):
+        if x[t] == chosen and t != t1:
+            if r == 0:
+                t2 = t
+                break
+            r -= 1
+    return t2, log_pred(fam, stats, chosen, hyp, Y, t1) - log_z
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _shuffle(order, lo, hi, rng):
     """Shuffle ``order[lo:hi]`` in place (Fisher-Yates)."""
@@ -220,7 +278,10 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
         if free_label(per_label, 1) < 0:
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
-        t1, t2, log_u = _draw_anchors(T, rng)
+        t1 = uniform_int(T, rng)
+        t2, log_pair_old = _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng)
+        u = rng.random()
+        log_u = math.log(u) if u > 0.0 else -np.inf
         a = x[t2]
         b = x[t1]
         split = a == b
@@ -303,8 +364,9 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
                     x[fb_ + l] = c if path_buf[l] == 0 else a
             else:
                 # the factors still to come are probabilities (<= 1) for
-                # discrete emissions: the final ratio cannot exceed this one
-                if early_stop and log_r_new - log_r_old + log_q_old <= log_u:
+                # discrete emissions, and so is the pair's q after the move:
+                # the final ratio cannot exceed this one
+                if early_stop and log_r_new - log_r_old + log_q_old - log_pair_old <= log_u:
                     n_added = i
                     counts[_EARLY] += 1
                     break
@@ -314,7 +376,11 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
                                  stats, x[fb_:fe_], Y, fb_, prev, nxt, fam, hyp, rng, iwork)
 
         # ---- 4. accept, or restore the exact old state ----
-        log_ratio = log_r_new - log_r_old + log_q_old - log_q_new
+        log_ratio = log_r_new - log_r_old + log_q_old - log_q_new - log_pair_old
+        if n_added == U:
+            # the reverse move draws the same pair: q(t2 | t1) after the move
+            log_ratio += (log_pred(fam, stats, x[t2], hyp, Y, t1)
+                          - _partner_log_norm(stats, per_label, t1, x[t1], fam, hyp, Y))
         accept = n_added == U and log_u < log_ratio
         _settle(s, counts, split, accept)
         if not accept:
