@@ -195,8 +195,9 @@ def test_rejection_restores_exact_state(kind):
 def test_early_rejection_matches_full_evaluation():
     """Categorical emissions: stopping a merge early gives the decision (and
     the state) of the complete evaluation, trial by trial -- on labels that
-    fit the data (merges stopped early) and on random labels (merges often
-    accepted)."""
+    fit the data (merges stopped early), on labels that split each symbol's
+    steps at random between two labels (merges of duplicates, accepted or
+    not by small margins) and on random labels (merges often accepted)."""
     rng = np.random.default_rng(1)
     T = 60
     family, _, dim = tiny_data("categorical", [1])
@@ -204,12 +205,15 @@ def test_early_rejection_matches_full_evaluation():
     Y[rng.random(T) < 0.1] = 0.0
     prob = make_problem(family, Y, dim, [20, 40], 1.0, 1.0, 0.5, (False, False, False), ALONE)
     fitted = get_sampler("split_merge").init(prob, (np.arange(T) % 3 + 1).astype(np.int64), rng)
+    doubled = get_sampler("split_merge").init(
+        prob, (np.arange(T) % 3 + 1 + 3 * rng.integers(2, size=T)).astype(np.int64), rng)
     total = np.zeros(5, np.int64)
-    for prob, state in [(prob, fitted), _seated_state("categorical", 1, K=8)]:
+    for prob_, state in [(prob, fitted), (prob, doubled), _seated_state("categorical", 1, K=8)]:
         for seed in range(200):
             full, early = copy.deepcopy(state), copy.deepcopy(state)
-            c_full = split_merge_moves(full, prob, 1, np.random.default_rng(seed), early_stop=False)
-            c_early = split_merge_moves(early, prob, 1, np.random.default_rng(seed),
+            c_full = split_merge_moves(full, prob_, 1, np.random.default_rng(seed),
+                                       early_stop=False)
+            c_early = split_merge_moves(early, prob_, 1, np.random.default_rng(seed),
                                         early_stop=True)
             assert np.array_equal(c_full[:4], c_early[:4])
             assert _canonical(full) == _canonical(early)

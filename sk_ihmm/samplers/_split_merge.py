@@ -16,8 +16,8 @@ predictives), different labels the merge of ``x[t1]`` into ``x[t2]``. A
 chain trial (our extension) does the same, with uniform anchors, for the
 ``w`` states of the runs ``t1 .. t1 + w - 1`` and ``t2 .. t2 + w - 1`` at
 once. Everything removed is added back in the reverse order, so the ratio
-is ``(r* / r_old) (q_old / q*)`` (Makino Eq. 28-32) times ``q*(t2 | t1) /
-q_old(t2 | t1)``, the pair's probability after and before the move; a
+is ``(r* / r_old) (q_old / q*)`` (Makino Eq. 28-32) times ``q(t2 | t1, x*)
+/ q(t2 | t1, x)``, the pair's probability after and before the move; a
 rejection replays the undo log.
 
 Invariants: a split and the merge with the same anchors are each other's
@@ -150,7 +150,7 @@ def _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng):
     (:func:`_partner_log_norm`), then ``t2`` uniformly among its ``m_k``
     steps other than ``t1``, so that steps of labels whose predictive fits
     ``y[t1]`` are paired with it more often: a merge of two similar states
-    is proposed far more often than with a uniform ``t2``. Returns ``t2``
+    is proposed several times more often than with a uniform ``t2``. Returns ``t2``
     and ``log q(t2 | t1)``; the ratio of a trial has ``q`` of the same pair
     after the move over this one.
     """
