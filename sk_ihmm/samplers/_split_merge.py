@@ -36,7 +36,7 @@ from .._hcrp import (M_TOTAL, MK, NJ, OCC, N, add_customer, clear_log,
                      free_label, n_free_labels, pred_prob, remove_customer, undo)
 from .._messages import two_state_forward, two_state_path_weight, two_state_sample
 from .._nrt import nrt_free, uniform_int
-from .._rng import as_generator, generator_handle
+from .._rng import as_generator, draw_index, generator_handle
 from ..emissions import log_pred, log_pred_block, update
 from . import _rcd_blocked, _rcd_gibbs, option
 from ._collapsed import finish_sweep, init_collapsed, run_resumable
@@ -126,46 +126,43 @@ def _draw_anchors(n, rng):
 
 
 @njit(cache=True, nogil=True)
-def _partner_log_norm(stats, per_label, t1, own, fam, hyp, Y):
-    """``log Z = log sum_k m_k pred(y[t1] | k)`` over the occupied labels ``k``,
-    ``m_k`` the steps of ``k`` other than ``t1`` (whose label is ``own``)."""
+def _partner_weights(stats, per_label, t1, own, fam, hyp, Y, w):
+    """``w[k] = m_k pred(y[t1] | k) / exp(top)`` for every label slot ``k``,
+    ``m_k`` the steps of ``k`` other than ``t1`` (whose label is ``own``;
+    ``w[k] = 0`` when ``m_k = 0``). Returns ``log Z = log sum_k m_k pred(y[t1]
+    | k)``; each predictive is evaluated once, ``top`` is the largest log term."""
+    n = per_label.shape[1]
     top = -np.inf
-    for k in range(per_label.shape[1]):
+    for k in range(n):
         m = per_label[OCC, k] - (1 if k == own else 0)
-        if m > 0:
-            top = max(top, math.log(m) + log_pred(fam, stats, k, hyp, Y, t1))
+        w[k] = math.log(m) + log_pred(fam, stats, k, hyp, Y, t1) if m > 0 else -np.inf
+        top = max(top, w[k])
     total = 0.0
-    for k in range(per_label.shape[1]):
-        m = per_label[OCC, k] - (1 if k == own else 0)
-        if m > 0:
-            total += math.exp(math.log(m) + log_pred(fam, stats, k, hyp, Y, t1) - top)
+    for k in range(n):
+        w[k] = math.exp(w[k] - top)
+        total += w[k]
     return top + math.log(total)
 
 
 @njit(cache=True, nogil=True)
-def _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng):
+def _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng, w):
     """Second anchor ``t2 != t1`` with probability ``pred(y[t1] | x[t2]) / Z``.
 
     The label of ``t2`` is drawn with probability ``m_k pred(y[t1] | k) / Z``
-    (:func:`_partner_log_norm`), then ``t2`` uniformly among its ``m_k``
-    steps other than ``t1``, so that steps of labels whose predictive fits
-    ``y[t1]`` are paired with it more often: a merge of two similar states
-    is proposed several times more often than with a uniform ``t2``. Returns ``t2``
-    and ``log q(t2 | t1)``; the ratio of a trial has ``q`` of the same pair
-    after the move over this one.
+    (:func:`_partner_weights`, in ``w``), then ``t2`` uniformly among its
+    ``m_k`` steps other than ``t1``, so that steps of labels whose
+    predictive fits ``y[t1]`` are paired with it more often: a merge of two
+    similar states is proposed several times more often than with a uniform
+    ``t2``. Returns ``t2`` and ``log q(t2 | t1)``; the ratio of a trial has
+    ``q`` of the same pair after the move over this one.
     """
     own = x[t1]
-    log_z = _partner_log_norm(stats, per_label, t1, own, fam, hyp, Y)
-    u = rng.random()
-    acc = 0.0
-    chosen = -1
-    for k in range(per_label.shape[1]):
-        m = per_label[OCC, k] - (1 if k == own else 0)
-        if m > 0:
-            chosen = k
-            acc += math.exp(math.log(m) + log_pred(fam, stats, k, hyp, Y, t1) - log_z)
-            if u < acc:
-                break
+    log_z = _partner_weights(stats, per_label, t1, own, fam, hyp, Y, w)
+    n = per_label.shape[1]
+    total = 0.0
+    for k in range(n):
+        total += w[k]
+    chosen = draw_index(w, n, rng.random() * total)
     m = per_label[OCC, chosen] - (1 if chosen == own else 0)
     r = uniform_int(m, rng)
     t2 = -1
@@ -257,14 +254,15 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
     accepted, merges rejected early. Compiled with numba's reference
     counting off (:func:`sk_ihmm._nrt.nrt_free`): every work array comes
     from the caller, in ``work = (fb, fe, order, xsave, emit_buf, fwd_buf,
-    path_buf, small, ibuf)`` (``small``: 8 floats, ``ibuf``: ``T + 2``
-    integers, the others of :func:`split_merge_moves`). A trial's four steps
+    path_buf, small, ibuf, label_w)`` (``small``: 8 floats, ``ibuf``: ``T + 2``
+    integers, ``label_w``: a float per label slot, the others of
+    :func:`split_merge_moves`). A trial's four steps
     stay in this loop (about 130 lines) because they share its draws and its
     undo log; the pieces the chain trials share are the inline helpers above.
     """
     rng = as_generator(rng)
     Y, seq_first, seq_last = data
-    fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, small, ibuf = work
+    fb, fe, order, xsave, emit_buf, fwd_buf, path_buf, small, ibuf, label_w = work
     T = x.shape[0]
     pairs, per_label, tables, undo_log, totals, conc = s
     alpha, gamma, kappa = conc[0], conc[1], conc[2]
@@ -279,7 +277,7 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
             return trial
         # ---- 1. pair, threshold, fragments in random order ----
         t1 = uniform_int(T, rng)
-        t2, log_pair_old = _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng)
+        t2, log_pair_old = _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng, label_w)
         u = rng.random()
         log_u = math.log(u) if u > 0.0 else -np.inf
         a = x[t2]
@@ -380,7 +378,7 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
         if n_added == U:
             # the reverse move draws the same pair: q(t2 | t1) after the move
             log_ratio += (log_pred(fam, stats, x[t2], hyp, Y, t1)
-                          - _partner_log_norm(stats, per_label, t1, x[t1], fam, hyp, Y))
+                          - _partner_weights(stats, per_label, t1, x[t1], fam, hyp, Y, label_w))
         accept = n_added == U and log_u < log_ratio
         _settle(s, counts, split, accept)
         if not accept:
@@ -663,9 +661,11 @@ def split_merge_moves(state, problem, n_trials, rng, early_stop=None):
     data = (problem.Y, problem.seq_first, problem.seq_last)
 
     def run(done):
+        # the anchor weights: one per label slot, as many as the seating has now
+        label_w = np.empty(state.seating.per_label.shape[1])
         done = _sm_trials(
             state.seating, state.stats, state.x, data, int(n_trials), done, problem.fam,
-            state.hyp, bool(early_stop), generator_handle(rng), work, counts)
+            state.hyp, bool(early_stop), generator_handle(rng), work + (label_w,), counts)
         return done, done >= n_trials
 
     run_resumable(state, lambda: _trial_room(state, T, 2), run)
