@@ -23,6 +23,7 @@ from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshol
 from sampler_harness import _iat
 from sk_ihmm import InfiniteHMM
 from sk_ihmm._chain import make_problem, run_chain
+from sk_ihmm._diagnostics import kept_sweeps
 from sk_ihmm.datasets import make_gaussian_hmm
 from sk_ihmm.emissions import (PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, AutoRegressive,
                                DiagonalGaussian, Gaussian, MultivariateGaussian)
@@ -395,7 +396,9 @@ def test_unconverged_fit_warns_with_figures():
 
 def test_budget_mode_runs_rounds_until_converged():
     """Rounds double the chains until the diagnostics pass; no warning then,
-    and with max_time=None the result depends only on the seed."""
+    the diagnostics and the kept samples (n_samples to 2 * n_samples of
+    them) cover the last three quarters of every chain, and with
+    max_time=None the result depends only on the seed."""
     X, _ = make_gaussian_hmm(100, 1, random_state=0, sd=0.3)
     kw = dict(sampler="rcd_blocked", n_samples=50, n_burnin=50, n_chains=2, max_time=None,
               max_sweeps=20000, random_state=0)
@@ -404,8 +407,10 @@ def test_budget_mode_runs_rounds_until_converged():
         model = InfiniteHMM(**kw).fit(X)
     report = model.convergence_
     assert report["converged"] and report["n_rounds"] > 1
-    assert model.n_burnin_ == model.n_sweeps_ // 2
-    assert model.state_samples_[0].shape == (50, 100)
+    assert model.n_burnin_ <= model.n_sweeps_ // 4 < model.n_burnin_ + model.thin_
+    kept = kept_sweeps(model.n_sweeps_, model.n_burnin_, model.thin_)
+    assert 50 <= len(kept) <= 100 and kept[-1] == model.n_sweeps_ - 1
+    assert model.state_samples_[0].shape == (len(kept), 100)
     assert model.state_samples_[0].dtype == np.uint8
     again = InfiniteHMM(**kw).fit(X)
     for s0, s1 in zip(model.state_samples_, again.state_samples_):
@@ -552,24 +557,25 @@ def test_max_time_leaves_out_compilation(monkeypatch):
 
 
 def test_next_round_fills_the_budget():
-    """Budget-mode rounds: as long as all the sweeps before them; one that
-    would overrun max_sweeps or max_time is cut to what fits and extends the
-    window (same thinning) while that adds at least a quarter to it."""
+    """Budget-mode rounds: as long as all the sweeps before them, or cut to
+    what fits in max_sweeps or max_time, while that adds at least a quarter
+    to the window; each extends the window (its thinning a multiple of the
+    window's, so that the last three quarters hold at most 2 * n_samples)."""
     from sk_ihmm._estimator import _next_round
 
-    # after 800 sweeps the window is the last 400, every 4th kept
+    # after 800 sweeps the window is the last 600, every 4th kept
     def plan(left, max_sweeps=100_000, thin=4):
-        return _next_round(800, 400, thin, 100, max_sweeps, left, 0.01)
+        return _next_round(800, 200, thin, 100, max_sweeps, left, 0.01)
 
-    assert _next_round(200, 100, 1, 100, 100_000, None, 1.0) == (200, 2, False)
-    assert _next_round(250, 100, 1, 100, 100_000, None, 1.0) == (300, 3, False)  # n_samples * thin
-    assert plan(10.0) == (800, 8, False)          # fits: 8 s of 10
-    assert plan(5.0) == (500, 4, True)            # the 5 s left extend the window
-    assert plan(5.03) == (500, 4, True)           # a multiple of the window's thinning
-    assert plan(1.0) == (100, 4, True)            # a quarter of the window
-    assert plan(0.9) is None                      # under a quarter
+    assert _next_round(200, 100, 1, 100, 100_000, None, 1.0) == (200, 2, True)
+    assert _next_round(250, 100, 1, 100, 100_000, None, 1.0) == (300, 3, True)  # n_samples * thin
+    assert plan(10.0) == (800, 8, True)           # fits: 8 s of 10; sweeps 400-1599 every 8th
+    assert plan(5.0) == (496, 8, True)            # cut to the 5 s left, a multiple of the thinning
+    assert plan(5.03) == (496, 8, True)
+    assert plan(1.6) == (160, 4, True)            # over a quarter of the window
+    assert plan(1.4) is None                      # under a quarter
     assert plan(-1.0) is None                     # out of time
-    assert plan(None, max_sweeps=1400) == (600, 4, True)    # cut to max_sweeps
+    assert plan(None, max_sweeps=1400) == (600, 8, True)    # cut to max_sweeps
     assert plan(None, max_sweeps=800) is None
     # samples not evenly kept (after a warm start): a cut round replaces the window
     assert plan(5.0, thin=None) == (500, 5, False)
@@ -579,11 +585,11 @@ def test_next_round_fills_the_budget():
     assert _next_round(5100, 5000, 1, 100, 100_000, 30.0, 0.01) == (2992, 16, True)
 
 
-def test_a_cut_round_extends_the_window_to_the_last_half(monkeypatch):
-    """With max_sweeps between two doublings the last round extends the one
-    before: the fit uses every allowed sweep, and the diagnostics and kept
-    samples cover the last half of each chain, every thin_-th sweep from
-    n_burnin_ on (the snapshots' joints are those traced at those sweeps)."""
+def test_a_cut_round_extends_the_window_to_the_last_three_quarters(monkeypatch):
+    """With max_sweeps between two doublings the last round is cut: the fit
+    uses every allowed sweep, and the diagnostics and kept samples cover the
+    last three quarters of each chain, every thin_-th sweep from n_burnin_
+    on (the snapshots' joints are those traced at those sweeps)."""
     from sk_ihmm._diagnostics import kept_sweeps
 
     X, _ = make_gaussian_hmm(60, 3, random_state=0)
@@ -598,31 +604,31 @@ def test_a_cut_round_extends_the_window_to_the_last_half(monkeypatch):
     with pytest.warns(ConvergenceWarning):
         model.fit(X)
     assert model.n_sweeps_ == 1000 and model.convergence_["n_rounds"] == 5
-    assert model.thin_ == 8 and model.n_burnin_ == 496      # 63 samples from sweep 503 on
+    assert model.thin_ == 8 and model.n_burnin_ == 248      # 94 samples from sweep 255 on
     kept = kept_sweeps(model.n_sweeps_, model.n_burnin_, model.thin_)
-    assert kept[0] >= model.n_sweeps_ // 2 and kept[-1] == model.n_sweeps_ - 1
+    assert kept[0] >= model.n_sweeps_ // 4 and kept[-1] == model.n_sweeps_ - 1
     for c in range(2):
-        assert model.state_samples_[c].shape == (63, 60)
+        assert model.state_samples_[c].shape == (94, 60)
         np.testing.assert_array_equal([snap.log_joint for snap in model.snapshots_[c]],
                                       model.trace_["log_joint"][c, kept])
 
 
-def test_last_half_keeps_the_extension_grid():
+def test_move_window_keeps_the_extension_grid():
     """After an extension with a coarser thinning the kept samples are those
-    on the extension's grid from the last half on, evenly spaced to the last
+    on the extension's grid from the last three quarters on, evenly spaced to the last
     sweep, as kept_sweeps(n_burnin_, thin_) reads them."""
     from types import SimpleNamespace
 
     from sk_ihmm._diagnostics import kept_sweeps
-    from sk_ihmm._estimator import _last_half
+    from sk_ihmm._estimator import _move_window
 
     # every sweep kept from 10 to 49, then an extension of 48 sweeps keeping
     # every third (52, 55, ..., 97)
     sweeps = list(range(10, 50)) + list(range(52, 98, 3))
     chain = SimpleNamespace(n_sweeps=98, snapshots=list(sweeps), samples=np.array(sweeps)[:, None])
-    n_burnin, thin = _last_half([chain], 10, 1, 48, 3, n_samples=10)
+    n_burnin, thin = _move_window([chain], 10, 1, 48, 3, n_samples=10)
     kept = kept_sweeps(98, n_burnin, thin)
-    assert (n_burnin, thin) == (47, 3) and list(kept) == list(range(49, 98, 3))
+    assert (n_burnin, thin) == (23, 3) and list(kept) == list(range(25, 98, 3))
     assert chain.snapshots == list(kept) == list(chain.samples[:, 0])
 
 
