@@ -182,9 +182,8 @@ class InfiniteHMM(BaseEstimator):
         the convergence diagnostics still count every occupied state, and
         ``score`` uses the full posterior. ``0``: keep every state.
     n_samples : int, default=100
-        Samples kept per chain (between ``n_samples`` and ``2 *
-        n_samples`` when the last round extends the one before: see
-        ``max_sweeps``).
+        Samples kept per chain: ``n_samples`` after the first round, then
+        between ``n_samples`` and ``2 * n_samples`` (see ``max_sweeps``).
     n_burnin : int, default=100
         Sweeps discarded at the start of each chain (first round).
     thin : int, default=1
@@ -195,22 +194,20 @@ class InfiniteHMM(BaseEstimator):
         Budget mode: after the first round of ``n_burnin + n_samples * thin``
         sweeps, while the convergence diagnostics (``convergence_``) miss
         their thresholds, every chain runs another round as long as all the
-        sweeps before it; the earlier sweeps become burn-in and the
-        ``n_samples`` kept samples are spread evenly over the last round.
-        A round that would take a chain past ``max_sweeps`` sweeps is cut to
-        what fits and extends the round before instead: the diagnostics and
-        the kept samples (the same thinning, or a multiple of it so that at
-        most ``2 * n_samples`` are kept) then cover the last half of each
-        chain's sweeps. An extension shorter than a quarter of the window
-        the diagnostics look at is not run. Set ``max_sweeps`` to at most
-        the first round (or ``max_time=0``) for a single round.
+        sweeps before it, or cut to what fits when that would take it past
+        ``max_sweeps`` sweeps. After a round the diagnostics and the kept
+        samples (every ``thin_``-th sweep, a multiple of the thinning before
+        it chosen so that at most ``2 * n_samples`` are kept) cover the last
+        three quarters of each chain's sweeps (but never start before
+        ``n_burnin``); the first quarter becomes burn-in (doc/convergence.rst
+        says why a quarter is enough). A round shorter than a quarter of the
+        sweeps the diagnostics look at is not run. Set ``max_sweeps`` to at
+        most the first round (or ``max_time=0``) for a single round.
     max_time : float or None, default=60.0
         Budget mode's limit in wall-clock seconds: a round whose expected
         end (from the time of the rounds so far) is past ``max_time``
         seconds after the start of ``fit`` is cut to the sweeps that fit in
-        the time left and extends the round before, as for ``max_sweeps``
-        (after a warm start's round it replaces the window instead, when it
-        holds at least half the sweeps before it). The time does not count
+        the time left, as for ``max_sweeps``. The time does not count
         the time numba spends compiling kernels (tens of seconds in the
         first fit after installing; ``convergence_["compile_seconds"]``).
         ``None``: no limit in time. A fit that stops on time, not on
@@ -221,9 +218,14 @@ class InfiniteHMM(BaseEstimator):
         model) continues every chain of the previous fit from its last state
         and generator: it runs ``n_burnin + n_samples * thin`` more sweeps per
         chain and appends the kept samples, so fitting ``n`` samples and then
-        ``m`` more gives the samples of one fit of ``n + m``. With other data
-        or settings new chains start (with a warning). Pickling a fitted
-        model keeps its chains, so a saved model can be continued later.
+        ``m`` more gives the samples of one fit of ``n + m``. While the
+        diagnostics then miss their thresholds, the first budget-mode round
+        after it replaces the kept samples with ``n_samples`` of its own
+        (the appended ones are not evenly spaced; a round cut by the budget
+        runs only if it is at least half as long as the chains), and the
+        rounds after that extend it. With other data or settings new chains
+        start (with a warning). Pickling a fitted model keeps its chains, so
+        a saved model can be continued later.
     progress : "auto" or bool, default="auto"
         Show a progress line on ``stderr`` while fitting, redrawn every
         second: per chain the sweeps done in the current round, sweeps per
@@ -1379,8 +1381,9 @@ def _window_start(n_sweeps, n_burnin, thin, n_samples):
     do not adapt, so warm-up only has to outlast the start, and when the
     window passes the ESS check (100 per chain) its integrated
     autocorrelation time is at most a hundredth of the window, which makes
-    the first quarter 33 of them, past Sokal's (1997) 20; the split R-hat
-    sees a start that is still there.
+    the first quarter 33 of them (Sokal 1997 advises about 20 exponential
+    autocorrelation times); the split R-hat sees a start that is still
+    there.
     """
     return max(n_burnin, min(n_sweeps // 4, n_sweeps - n_samples * thin))
 
