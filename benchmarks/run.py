@@ -35,20 +35,25 @@ of one do not leak into another) in this order:
     are absent; ``--quick``: its own);
 12. ``bench_rhat_noise.py`` -- how often ``fit``'s convergence checks fail on
     simulated chains that mix perfectly, against their effective sample size
-    (``--quick``: 40 repetitions, no file written).
+    (``--quick``: 40 repetitions, no file written);
+13. ``bench_burnin.py`` -- the budget mode's rounds on simulated traces with
+    a lingering start or a slow mode: how soon the checks pass, and how
+    often a pass is biased, when they look at the last half or the last
+    three quarters of the sweeps (``--quick``: 20 repetitions, no file
+    written).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
 (``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale``,
 ``bench_sequence2``, ``bench_pgas_paper``, ``bench_defaults``,
-``bench_mocap6`` and ``bench_rhat_noise`` also write their own tables under
-``benchmarks/results/`` (the tables of ``bench_reach`` and ``bench_mixing``
-are copied by hand to ``reach*.txt`` and ``mixing.txt``).
+``bench_mocap6``, ``bench_rhat_noise`` and ``bench_burnin`` also write their
+own tables under ``benchmarks/results/`` (the tables of ``bench_reach`` and
+``bench_mixing`` are copied by hand to ``reach*.txt`` and ``mixing.txt``).
 
 Usage::
 
     python benchmarks/run.py [--quick]
         [--only ffbs samplers real scale sequence1 sequence2 pgas_paper pgas_figure5 reach
-                mixing defaults mocap6 rhat_noise]
+                mixing defaults mocap6 rhat_noise burnin]
 """
 
 import argparse
@@ -61,7 +66,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "sequence2", "pgas_paper",
-         "pgas_figure5", "reach", "mixing", "defaults", "mocap6", "rhat_noise")
+         "pgas_figure5", "reach", "mixing", "defaults", "mocap6", "rhat_noise", "burnin")
 
 
 def _sequence1_args(path, quick):
@@ -112,6 +117,8 @@ def commands(quick, samplers_budget):
     cmds.append(("mocap6", ["bench_mocap6.py"] + (["--quick"] if quick else [])))
     cmds.append(("rhat_noise", ["bench_rhat_noise.py"]
                  + (["--reps", "40", "--out", "-"] if quick else [])))
+    cmds.append(("burnin", ["bench_burnin.py"]
+                 + (["--reps", "20", "--out", "-"] if quick else [])))
     return cmds
 
 
