@@ -198,9 +198,11 @@ class InfiniteHMM(BaseEstimator):
         ``max_sweeps`` sweeps. After a round the diagnostics and the kept
         samples (every ``thin_``-th sweep, a multiple of the thinning before
         it chosen so that at most ``2 * n_samples`` are kept) cover the last
-        three quarters of each chain's sweeps (but never start before
-        ``n_burnin``); the first quarter becomes burn-in (doc/convergence.rst
-        says why a quarter is enough). A round shorter than a quarter of the
+        three quarters of each chain's sweeps, but not the first
+        ``n_burnin``; the first quarter becomes burn-in (doc/convergence.rst
+        says why a quarter is enough). The diagnostics start at
+        ``n_burnin_``, one thinning interval before the first kept sample:
+        up to ``thin_ - 1`` sweeps before the quarter (or ``n_burnin``). A round shorter than a quarter of the
         sweeps the diagnostics look at is not run. Set ``max_sweeps`` to at
         most the first round (or ``max_time=0``) for a single round.
     max_time : float or None, default=60.0
@@ -223,7 +225,9 @@ class InfiniteHMM(BaseEstimator):
         after it replaces the kept samples with ``n_samples`` of its own
         (the appended ones are not evenly spaced; a round cut by the budget
         runs only if it is at least half as long as the chains), and the
-        rounds after that extend it. With other data or settings new chains
+        rounds after that extend it (their window never starts before its
+        start: the sweeps before it are no longer kept). With other data or
+        settings new chains
         start (with a warning). Pickling a fitted model keeps its chains, so
         a saved model can be continued later.
     progress : "auto" or bool, default="auto"
@@ -297,10 +301,12 @@ class InfiniteHMM(BaseEstimator):
 
     Attributes
     ----------
-    state_samples_ : list of ndarray of shape (n_samples, n_timesteps)
+    state_samples_ : list of ndarray of shape (n_kept, n_timesteps)
         Kept hidden-state sequences of the training data, one array per chain,
         labelled ``0..K-1`` by first appearance within each sample, in the
-        smallest unsigned integer type that holds the labels.
+        smallest unsigned integer type that holds the labels; ``n_kept`` is
+        ``n_samples`` after one round, between ``n_samples`` and ``2 *
+        n_samples`` after more (see ``max_sweeps``).
     convergence_ : dict
         Convergence diagnostics over every sweep after burn-in of all
         chains (Vehtari et al. 2021): for ``"n_states"`` and ``"log_lik"``
@@ -1365,7 +1371,7 @@ def _next_round(n_done, n_burnin, thin, n_samples, max_sweeps, left, per_sweep):
     n_run = min(n_next, fits)
     total = n_done + n_run // thin * thin
     start = _window_start(total, n_burnin, thin, n_samples)
-    step = max(1, -(-((total - start) // thin) // (2 * n_samples)))
+    step = max(1, -(-(-(-(total - start) // thin)) // (2 * n_samples)))
     n_extend = n_run // (thin * step) * (thin * step)
     if n_extend < 1 or 4 * n_extend < n_done - n_burnin:
         return None
@@ -1407,7 +1413,9 @@ def _move_window(chains, n_burnin, thin, n_extend, thin_extend, n_samples):
     n_done = n_sweeps - n_extend
     sweeps = np.concatenate([_diagnostics.kept_sweeps(n_done, n_burnin, thin),
                              n_done + _diagnostics.kept_sweeps(n_extend, 0, thin_extend)])
-    keep = np.flatnonzero((sweeps >= start) & ((n_sweeps - 1 - sweeps) % thin_extend == 0))
+    # a kept sweep before thin_extend - 1 would give a negative n_burnin
+    lo = max(start, thin_extend - 1)
+    keep = np.flatnonzero((sweeps >= lo) & ((n_sweeps - 1 - sweeps) % thin_extend == 0))
     for chain in chains:
         chain.snapshots = [chain.snapshots[i] for i in keep]
         chain.samples = chain.samples[keep]
