@@ -613,6 +613,34 @@ def test_a_cut_round_extends_the_window_to_the_last_three_quarters(monkeypatch):
                                       model.trace_["log_joint"][c, kept])
 
 
+@pytest.mark.parametrize("n_samples, n_burnin, thin", [(100, 0, 1), (100, 100, 3), (50, 37, 2),
+                                                       (7, 5, 1), (2, 1, 7), (2, 1, 1), (333, 1000, 2)])
+def test_rounds_keep_an_even_grid_of_n_samples_to_twice_as_many(n_samples, n_burnin, thin):
+    """The budget mode's bookkeeping, without chains: after every round,
+    full or cut short at any sweep, the kept sweeps are those kept_sweeps
+    reads from (n_burnin_, thin_), between n_samples and 2 * n_samples of
+    them, the last sweep among them, and n_burnin_ >= 0."""
+    from types import SimpleNamespace
+
+    from sk_ihmm._estimator import _move_window, _next_round
+
+    for max_sweeps in list(range(n_burnin + n_samples * thin + 1, 20_000, 997)) + [999, 17_094]:
+        n = n_burnin + n_samples * thin
+        chain = SimpleNamespace(n_sweeps=n, snapshots=list(kept_sweeps(n, n_burnin, thin)))
+        chain.samples = np.array(chain.snapshots)
+        nb, th = n_burnin, thin
+        while (plan := _next_round(chain.n_sweeps, nb, th, n_samples, max_sweeps, None, 1.0)):
+            n_next, round_thin, extend = plan
+            assert extend
+            chain.snapshots += [chain.n_sweeps + s for s in kept_sweeps(n_next, 0, round_thin)]
+            chain.samples = np.array(chain.snapshots)
+            chain.n_sweeps += n_next
+            nb, th = _move_window([chain], nb, th, n_next, round_thin, n_samples)
+            kept = list(kept_sweeps(chain.n_sweeps, nb, th))
+            assert chain.snapshots == kept and kept[-1] == chain.n_sweeps - 1
+            assert n_samples <= len(kept) <= 2 * n_samples and nb >= 0
+
+
 def test_move_window_keeps_the_extension_grid():
     """After an extension with a coarser thinning the kept samples are those
     on the extension's grid from the last three quarters on, evenly spaced to the last
