@@ -3,8 +3,9 @@
 It only validates input, orchestrates independent chains and summarises
 them. The model lives in :mod:`sk_ihmm._hcrp` and :mod:`sk_ihmm.emissions`,
 the samplers in :mod:`sk_ihmm.samplers`, message passing in
-:mod:`sk_ihmm._messages` and the predictive particle filter in
-:mod:`sk_ihmm._particle`.
+:mod:`sk_ihmm._messages`, the predictive particle filter in
+:mod:`sk_ihmm._particle`, and the budget mode's rounds and windows in
+:mod:`sk_ihmm._budget`.
 """
 
 import os
@@ -23,6 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from . import _messages
 from . import _diagnostics
+from ._budget import chains_at_once, move_window, next_round, round_seconds
 from ._chain import advance_chain, count_log_joints, first_round, make_problem, snapshot_hyp
 from . import _compile_clock
 from ._compile_clock import compile_clock
@@ -725,8 +727,8 @@ class InfiniteHMM(BaseEstimator):
                 break
             n_done = chains[0].n_sweeps
             left = None if self.max_time is None else self.max_time - budget_seconds()
-            plan = _next_round(n_done, n_burnin, thin if evenly_kept else None, self.n_samples,
-                               self.max_sweeps, left, _round_seconds(chains, 1, self.n_jobs, measured))
+            plan = next_round(n_done, n_burnin, thin if evenly_kept else None, self.n_samples,
+                              self.max_sweeps, left, round_seconds(chains, 1, self.n_jobs, measured))
             if plan is None:
                 break
             n_next, round_thin, extend = plan
@@ -738,8 +740,8 @@ class InfiniteHMM(BaseEstimator):
             if not runner.interrupted:
                 n_rounds += 1
                 if extend:
-                    n_burnin, thin = _move_window(chains, n_burnin, thin, n_next, round_thin,
-                                                  self.n_samples)
+                    n_burnin, thin = move_window(chains, n_burnin, thin, n_next, round_thin,
+                                                 self.n_samples)
                 else:
                     n_burnin, thin, evenly_kept = n_done, round_thin, True
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
@@ -1233,7 +1235,7 @@ class _ChainRunner:
         self.rounds += 1
         if self.display is not None:
             self.display.new_round(self.rounds)
-        at_once = _chains_at_once(self.n_jobs, len(tasks))
+        at_once = chains_at_once(self.n_jobs, len(tasks))
         if at_once == 1:
             return self._serial(tasks)
         before = [getattr(args[0], "compile_seconds", 0.0) if func is advance_chain else 0.0
@@ -1335,128 +1337,6 @@ def _chain_task(func, args, stop_path, progress_path):
     except Exception as exc:
         request_stop(stop_path)
         return _TaskError(exc)
-
-
-def _next_round(n_done, n_burnin, thin, n_samples, max_sweeps, left, per_sweep):
-    """``(n_sweeps, thin, extend)`` of the next budget-mode round, or
-    ``None`` to stop.
-
-    A round is as long as the ``n_done`` sweeps before it, rounded up to a
-    multiple of ``n_samples``, or shorter when that would go past
-    ``max_sweeps`` or take longer than the ``left`` seconds of ``max_time``
-    (``None``: no limit) at ``per_sweep`` seconds a sweep: it is then cut to
-    what fits. It *extends* the current window, whose kept samples are
-    every ``thin``-th sweep from ``n_burnin`` on (``extend=True``): it keeps
-    every ``thin * step``-th sweep, ``step`` chosen so that the window of
-    :func:`_window_start` holds at most ``2 * n_samples`` of them, and its
-    length is a multiple of that. A round shorter than a quarter of the
-    window is not worth running. With ``thin=None`` (the kept samples are
-    not evenly spaced: after a warm start's round) the round replaces the
-    window instead, ``n_samples`` samples every ``n_sweeps / n_samples``-th
-    sweep, and a cut one is run only if it holds at least half of
-    ``n_done`` sweeps.
-    """
-    thin_new = -(-n_done // n_samples)
-    n_next = thin_new * n_samples
-    fits = max_sweeps - n_done
-    if left is not None:
-        fits = min(fits, int(left / max(per_sweep, 1e-12)))
-    if thin is None:
-        if n_next <= fits:
-            return n_next, thin_new, False
-        thin_cut = fits // n_samples
-        if thin_cut < 1 or 2 * thin_cut * n_samples < n_done:
-            return None
-        return thin_cut * n_samples, thin_cut, False
-    n_run = min(n_next, fits)
-    total = n_done + n_run // thin * thin
-    start = _window_start(total, n_burnin, thin, n_samples)
-    step = max(1, -(-(-(-(total - start) // thin)) // (2 * n_samples)))
-    n_extend = n_run // (thin * step) * (thin * step)
-    if n_extend < 1 or 4 * n_extend < n_done - n_burnin:
-        return None
-    return n_extend, thin * step, True
-
-
-def _window_start(n_sweeps, n_burnin, thin, n_samples):
-    """First sweep of the window after a round: the last three quarters of
-    the ``n_sweeps`` sweeps, but never before ``n_burnin`` nor shorter than
-    ``n_samples * thin`` sweeps.
-
-    Why a quarter of warm-up, not half (doc/convergence.rst): the samplers
-    do not adapt, so warm-up only has to outlast the start, and when the
-    window passes the ESS check (100 per chain) its integrated
-    autocorrelation time is at most a hundredth of the window, which makes
-    the first quarter 33 of them (Sokal 1997 advises about 20 exponential
-    autocorrelation times); the split R-hat sees a start that is still
-    there.
-    """
-    return max(n_burnin, min(n_sweeps // 4, n_sweeps - n_samples * thin))
-
-
-def _move_window(chains, n_burnin, thin, n_extend, thin_extend, n_samples):
-    """Move the window of extended chains to :func:`_window_start`.
-
-    Before the extension of ``n_extend`` sweeps every chain kept every
-    ``thin``-th sweep from ``n_burnin`` on; the extension kept every
-    ``thin_extend``-th (a multiple of ``thin`` that divides ``n_extend``).
-    The samples kept are those on the extension's grid (every
-    ``thin_extend``-th sweep counted back from the last) from the window's
-    start on. Returns the ``(n_burnin, thin)`` that give them as
-    :func:`sk_ihmm._diagnostics.kept_sweeps` reads them; the diagnostics
-    look at every sweep from that ``n_burnin`` on, which is the window's
-    start or, when it falls between two kept sweeps, up to ``thin_extend -
-    1`` sweeps before it.
-    """
-    n_sweeps = chains[0].n_sweeps
-    start = _window_start(n_sweeps, n_burnin, thin, n_samples)
-    n_done = n_sweeps - n_extend
-    sweeps = np.concatenate([_diagnostics.kept_sweeps(n_done, n_burnin, thin),
-                             n_done + _diagnostics.kept_sweeps(n_extend, 0, thin_extend)])
-    # a kept sweep before thin_extend - 1 would give a negative n_burnin
-    lo = max(start, thin_extend - 1)
-    keep = np.flatnonzero((sweeps >= lo) & ((n_sweeps - 1 - sweeps) % thin_extend == 0))
-    for chain in chains:
-        chain.snapshots = [chain.snapshots[i] for i in keep]
-        chain.samples = chain.samples[keep]
-    return int(sweeps[keep[0]]) - thin_extend + 1, thin_extend
-
-
-def _round_seconds(chains, n_sweeps, n_jobs, measured=None):
-    """Expected wall time of ``n_sweeps`` more sweeps of every chain.
-
-    From each chain's CPU time per sweep (its first sweep, which may
-    include compilation, left out) and the number of chains run at once,
-    or from ``measured``, the wall seconds per sweep of the last round
-    (compilation left out), when that is longer: chains in threads wait for
-    each other's Python lines, and the machine may be busy.
-    """
-    per_sweep = []
-    for chain in chains:
-        sec = chain.trace["seconds"]
-        per_sweep.append((sec[-1] - sec[0]) / (len(sec) - 1) if len(sec) > 1 else sec[-1])
-    estimate = float(np.sum(per_sweep)) / _chains_at_once(n_jobs, len(chains))
-    return max(estimate, measured or 0.0) * n_sweeps
-
-
-def _chains_at_once(n_jobs, n_chains):
-    """How many of ``n_chains`` chains run at once.
-
-    ``n_jobs`` as joblib reads it; ``None``: one thread per chain, up to the
-    cores this process may use (``joblib.cpu_count``, which respects CPU
-    affinity and container quotas) and the threads numba may use
-    (``numba.config.NUMBA_NUM_THREADS``, which joblib lowers to what each
-    of its worker processes may use, so a parallel grid search does not
-    oversubscribe the machine).
-    """
-    from joblib import cpu_count, effective_n_jobs
-
-    if n_jobs is None:
-        from numba import config
-
-        return max(1, min(n_chains, int(config.NUMBA_NUM_THREADS), cpu_count()))
-
-    return max(1, min(n_chains, effective_n_jobs(n_jobs)))
 
 
 def _has_missing(Y):

@@ -545,7 +545,7 @@ def test_max_time_leaves_out_compilation(monkeypatch):
     unlimited = InfiniteHMM(max_time=None, **kw).fit(X)
     assert unlimited.convergence_["n_rounds"] > 1
     # every sweep "takes" a microsecond: every round fits in 0.15 s
-    monkeypatch.setattr(est, "_round_seconds", lambda chains, n, n_jobs, measured: 1e-6 * n)
+    monkeypatch.setattr(est, "round_seconds", lambda chains, n, n_jobs, measured: 1e-6 * n)
     monkeypatch.setattr(est, "compile_clock", clock_reading(0.0))
     model = InfiniteHMM(max_time=0.15, **kw).fit(X)
     assert model.convergence_["n_rounds"] == unlimited.convergence_["n_rounds"]
@@ -561,14 +561,14 @@ def test_next_round_fills_the_budget():
     what fits in max_sweeps or max_time, while that adds at least a quarter
     to the window; each extends the window (its thinning a multiple of the
     window's, so that the last three quarters hold at most 2 * n_samples)."""
-    from sk_ihmm._estimator import _next_round
+    from sk_ihmm._budget import next_round
 
     # after 800 sweeps the window is the last 600, every 4th kept
     def plan(left, max_sweeps=100_000, thin=4):
-        return _next_round(800, 200, thin, 100, max_sweeps, left, 0.01)
+        return next_round(800, 200, thin, 100, max_sweeps, left, 0.01)
 
-    assert _next_round(200, 100, 1, 100, 100_000, None, 1.0) == (200, 2, True)
-    assert _next_round(250, 100, 1, 100, 100_000, None, 1.0) == (300, 3, True)  # n_samples * thin
+    assert next_round(200, 100, 1, 100, 100_000, None, 1.0) == (200, 2, True)
+    assert next_round(250, 100, 1, 100, 100_000, None, 1.0) == (300, 3, True)  # n_samples * thin
     assert plan(10.0) == (800, 8, True)           # fits: 8 s of 10; sweeps 400-1599 every 8th
     assert plan(5.0) == (496, 8, True)            # cut to the 5 s left, a multiple of the thinning
     assert plan(5.03) == (496, 8, True)
@@ -582,7 +582,7 @@ def test_next_round_fills_the_budget():
     assert plan(3.0, thin=None) is None           # 300 < 800 / 2
     # a long first-round burn-in: the extension keeps every 16th sweep, so
     # the window from sweep 5000 holds at most 2 * n_samples samples
-    assert _next_round(5100, 5000, 1, 100, 100_000, 30.0, 0.01) == (2992, 16, True)
+    assert next_round(5100, 5000, 1, 100, 100_000, 30.0, 0.01) == (2992, 16, True)
 
 
 def test_a_cut_round_extends_the_window_to_the_last_three_quarters(monkeypatch):
@@ -622,20 +622,20 @@ def test_rounds_keep_an_even_grid_of_n_samples_to_twice_as_many(n_samples, n_bur
     them, the last sweep among them, and n_burnin_ >= 0."""
     from types import SimpleNamespace
 
-    from sk_ihmm._estimator import _move_window, _next_round
+    from sk_ihmm._budget import move_window, next_round
 
     for max_sweeps in list(range(n_burnin + n_samples * thin + 1, 20_000, 997)) + [999, 17_094]:
         n = n_burnin + n_samples * thin
         chain = SimpleNamespace(n_sweeps=n, snapshots=list(kept_sweeps(n, n_burnin, thin)))
         chain.samples = np.array(chain.snapshots)
         nb, th = n_burnin, thin
-        while (plan := _next_round(chain.n_sweeps, nb, th, n_samples, max_sweeps, None, 1.0)):
+        while (plan := next_round(chain.n_sweeps, nb, th, n_samples, max_sweeps, None, 1.0)):
             n_next, round_thin, extend = plan
             assert extend
             chain.snapshots += [chain.n_sweeps + s for s in kept_sweeps(n_next, 0, round_thin)]
             chain.samples = np.array(chain.snapshots)
             chain.n_sweeps += n_next
-            nb, th = _move_window([chain], nb, th, n_next, round_thin, n_samples)
+            nb, th = move_window([chain], nb, th, n_next, round_thin, n_samples)
             kept = list(kept_sweeps(chain.n_sweeps, nb, th))
             assert chain.snapshots == kept and kept[-1] == chain.n_sweeps - 1
             assert n_samples <= len(kept) <= 2 * n_samples and nb >= 0
@@ -648,13 +648,13 @@ def test_move_window_keeps_the_extension_grid():
     from types import SimpleNamespace
 
     from sk_ihmm._diagnostics import kept_sweeps
-    from sk_ihmm._estimator import _move_window
+    from sk_ihmm._budget import move_window
 
     # every sweep kept from 10 to 49, then an extension of 48 sweeps keeping
     # every third (52, 55, ..., 97)
     sweeps = list(range(10, 50)) + list(range(52, 98, 3))
     chain = SimpleNamespace(n_sweeps=98, snapshots=list(sweeps), samples=np.array(sweeps)[:, None])
-    n_burnin, thin = _move_window([chain], 10, 1, 48, 3, n_samples=10)
+    n_burnin, thin = move_window([chain], 10, 1, 48, 3, n_samples=10)
     kept = kept_sweeps(98, n_burnin, thin)
     assert (n_burnin, thin) == (23, 3) and list(kept) == list(range(25, 98, 3))
     assert chain.snapshots == list(kept) == list(chain.samples[:, 0])

@@ -358,13 +358,13 @@ def test_chains_at_once():
     from joblib import Parallel, cpu_count, delayed
     from numba import config
 
-    from sk_ihmm._estimator import _chains_at_once
+    from sk_ihmm._budget import chains_at_once
 
-    assert _chains_at_once(None, 4) == min(4, config.NUMBA_NUM_THREADS, cpu_count())
-    assert _chains_at_once(None, 1) == 1
-    assert _chains_at_once(1, 4) == 1
-    assert _chains_at_once(-1, 64) == cpu_count()
-    assert _chains_at_once(3, 2) == 2
+    assert chains_at_once(None, 4) == min(4, config.NUMBA_NUM_THREADS, cpu_count())
+    assert chains_at_once(None, 1) == 1
+    assert chains_at_once(1, 4) == 1
+    assert chains_at_once(-1, 64) == cpu_count()
+    assert chains_at_once(3, 2) == 2
     if cpu_count() > 1:
-        in_workers = Parallel(n_jobs=2, backend="loky")(delayed(_chains_at_once)(None, 4) for _ in range(2))
+        in_workers = Parallel(n_jobs=2, backend="loky")(delayed(chains_at_once)(None, 4) for _ in range(2))
         assert in_workers == [max(1, cpu_count() // 2)] * 2
