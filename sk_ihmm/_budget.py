@@ -6,22 +6,28 @@ n_samples * thin`` sweeps and then, while the checks of
 :func:`sk_ihmm._diagnostics.convergence_report` fail, rounds as long as all
 the sweeps before them, cut to what fits in ``max_sweeps`` and
 ``max_time`` (:func:`next_round`, timed by :func:`round_seconds`). After
-each round the *window* -- the sweeps the checks look at and over which
-each chain keeps its samples -- is the last three quarters of the chain
+each round but the first (whose window starts at ``n_burnin``) the
+*window* -- the sweeps the checks look at and over which each chain keeps
+its samples -- is the last three quarters of the chain, never starting
+before ``n_burnin`` nor shorter than ``n_samples * thin`` sweeps
 (:func:`window_start`, :func:`move_window`); the first quarter is burn-in.
 Why a quarter is enough: doc/convergence.rst, "Why a quarter of burn-in"
-(Sokal 1997; Vehtari et al. 2021 for the checks), measured by
+(Sokal 1997; Vehtari et al. 2021 for the checks), measured on simulated
+traces (whole doubling rounds, no thinning grid) by
 ``benchmarks/bench_burnin.py``.
 
-Invariants, after every round: a chain's kept samples are the sweeps
-:func:`sk_ihmm._diagnostics.kept_sweeps` gives for ``(n_sweeps, n_burnin,
-thin)``, every ``thin``-th sweep ending at the last one, ``n_samples`` to
-``2 * n_samples`` of them (``n_samples`` after the first round);
-``n_burnin >= 0``. The window's start (:func:`window_start`) never moves
-back; ``n_burnin``, one thinning interval before the first kept sample,
-is at most ``thin - 1`` sweeps before it. After a warm start's
-round, whose appended samples are not evenly spaced, the next round
-replaces the window instead of extending it.
+Invariants after every round of new chains: a chain's kept samples are the
+sweeps :func:`sk_ihmm._diagnostics.kept_sweeps` gives for ``(n_sweeps,
+n_burnin, thin)``, every ``thin``-th sweep ending at the last one,
+``n_samples`` to ``2 * n_samples`` of them (``n_samples`` after the first
+round), and ``n_burnin >= 0``. The first kept sweep never moves back;
+``n_burnin``, the first sweep of the thinning interval that ends at it, is
+up to ``thin - 1`` sweeps before the window's start, so the start can move
+back by as much. With very few samples (a handful per chain) the
+thinning interval can be as long as the quarter, and the checks then see
+sweeps of the burn-in. A warm start's round appends samples off that grid
+(``thin=None`` to :func:`next_round`): the round after it replaces the
+window instead of extending it, and the invariants hold again from there.
 """
 
 import numpy as np

@@ -203,10 +203,11 @@ class InfiniteHMM(BaseEstimator):
         three quarters of each chain's sweeps, but not the first
         ``n_burnin``; the first quarter becomes burn-in (doc/convergence.rst
         says why a quarter is enough). The diagnostics start at
-        ``n_burnin_``, one thinning interval before the first kept sample:
-        up to ``thin_ - 1`` sweeps before the quarter (or ``n_burnin``). A round shorter than a quarter of the
-        sweeps the diagnostics look at is not run. Set ``max_sweeps`` to at
-        most the first round (or ``max_time=0``) for a single round.
+        ``n_burnin_``, the first sweep of the thinning interval that ends at
+        the first kept sample: up to ``thin_ - 1`` sweeps before the quarter
+        (or ``n_burnin``). A round shorter than a quarter of the sweeps the
+        diagnostics look at is not run. Set ``max_sweeps`` to at most the
+        first round (or ``max_time=0``) for a single round.
     max_time : float or None, default=60.0
         Budget mode's limit in wall-clock seconds: a round whose expected
         end (from the time of the rounds so far) is past ``max_time``
