@@ -115,14 +115,20 @@ def _restricted_hmm(s, stats, Y, b, L, prev, nxt, k0, k1, fam, hyp,
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _log_uniform(rng):
+    """``log u`` for ``u`` uniform in [0, 1): a trial's acceptance threshold."""
+    u = rng.random()
+    return math.log(u) if u > 0.0 else -np.inf
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _draw_anchors(n, rng):
     """Distinct starts ``t1``, ``t2`` uniform in ``0 .. n - 1`` and ``log u``."""
     t1 = uniform_int(n, rng)
     t2 = uniform_int(n - 1, rng)
     if t2 >= t1:
         t2 += 1
-    u = rng.random()
-    return t1, t2, (math.log(u) if u > 0.0 else -np.inf)
+    return t1, t2, _log_uniform(rng)
 
 
 @njit(cache=True, nogil=True)
@@ -130,7 +136,8 @@ def _partner_weights(stats, per_label, t1, own, fam, hyp, Y, w):
     """``w[k] = m_k pred(y[t1] | k) / exp(top)`` for every label slot ``k``,
     ``m_k`` the steps of ``k`` other than ``t1`` (whose label is ``own``;
     ``w[k] = 0`` when ``m_k = 0``). Returns ``log Z = log sum_k m_k pred(y[t1]
-    | k)``; each predictive is evaluated once, ``top`` is the largest log term."""
+    | k)`` and ``sum_k w[k]``; each predictive is evaluated once, ``top`` is
+    the largest log term."""
     n = per_label.shape[1]
     top = -np.inf
     for k in range(n):
@@ -141,7 +148,7 @@ def _partner_weights(stats, per_label, t1, own, fam, hyp, Y, w):
     for k in range(n):
         w[k] = math.exp(w[k] - top)
         total += w[k]
-    return top + math.log(total)
+    return top + math.log(total), total
 
 
 @njit(cache=True, nogil=True)
@@ -157,12 +164,8 @@ def _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng, w):
     ``q`` of the same pair after the move over this one.
     """
     own = x[t1]
-    log_z = _partner_weights(stats, per_label, t1, own, fam, hyp, Y, w)
-    n = per_label.shape[1]
-    total = 0.0
-    for k in range(n):
-        total += w[k]
-    chosen = draw_index(w, n, rng.random() * total)
+    log_z, total = _partner_weights(stats, per_label, t1, own, fam, hyp, Y, w)
+    chosen = draw_index(w, per_label.shape[1], rng.random() * total)
     m = per_label[OCC, chosen] - (1 if chosen == own else 0)
     r = uniform_int(m, rng)
     t2 = -1
@@ -278,8 +281,7 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
         # ---- 1. pair, threshold, fragments in random order ----
         t1 = uniform_int(T, rng)
         t2, log_pair_old = _draw_partner(stats, per_label, x, t1, fam, hyp, Y, rng, label_w)
-        u = rng.random()
-        log_u = math.log(u) if u > 0.0 else -np.inf
+        log_u = _log_uniform(rng)
         a = x[t2]
         b = x[t1]
         split = a == b
@@ -378,7 +380,7 @@ def _sm_trials(s, stats, x, data, n_trials, start, fam, hyp, early_stop, rng, wo
         if n_added == U:
             # the reverse move draws the same pair: q(t2 | t1) after the move
             log_ratio += (log_pred(fam, stats, x[t2], hyp, Y, t1)
-                          - _partner_weights(stats, per_label, t1, x[t1], fam, hyp, Y, label_w))
+                          - _partner_weights(stats, per_label, t1, x[t1], fam, hyp, Y, label_w)[0])
         accept = n_added == U and log_u < log_ratio
         _settle(s, counts, split, accept)
         if not accept:
