@@ -47,11 +47,12 @@ import os
 import sys
 
 import numpy as np
-from scipy.signal import lfilter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
+from bench_rhat_noise import ar1_chains  # noqa: E402
 from sk_ihmm._diagnostics import convergence_report  # noqa: E402
 
 N_CHAINS = 4
@@ -60,12 +61,11 @@ FIRST_BURNIN = 100
 WINDOWS = {"last half": 2, "last 3/4": 4}      # window start: n_sweeps // divisor
 
 
-def ar1(n_chains, n_draws, tau, rng, start=None):
-    """AR(1) chains with N(0, 1) marginals and integrated autocorrelation time ``tau``."""
-    phi = (tau - 1.0) / (tau + 1.0)              # tau = (1 + phi) / (1 - phi)
-    noise = rng.standard_normal((n_chains, n_draws)) * np.sqrt(1.0 - phi ** 2)
-    noise[:, 0] = rng.standard_normal(n_chains) if start is None else start
-    return lfilter([1.0], [1.0, -phi], noise, axis=1)
+def ar1(n_draws, tau, rng, start=None):
+    """``N_CHAINS`` AR(1) chains with N(0, 1) marginals and integrated
+    autocorrelation time ``tau`` (bench_rhat_noise's, by their worth in
+    independent draws)."""
+    return ar1_chains(N_CHAINS, n_draws, N_CHAINS * n_draws / tau, rng, start)
 
 
 def two_state_mode(n_chains, n_draws, dwell1, dwell0, start, rng):
@@ -85,18 +85,18 @@ def scenario(name, n_draws, rng):
     """``(trace, stationary mean, stationary sd)`` of one run."""
     odd = np.arange(N_CHAINS) % 2 == 1
     if name == "stationary":
-        return ar1(N_CHAINS, n_draws, 70.0, rng), 0.0, 1.0
+        return ar1(n_draws, 70.0, rng), 0.0, 1.0
     if name == "offset":
         start = np.where(odd, 10.0, rng.standard_normal(N_CHAINS))
-        return ar1(N_CHAINS, n_draws, 70.0, rng, start=start), 0.0, 1.0
+        return ar1(n_draws, 70.0, rng, start=start), 0.0, 1.0
     if name == "slow start":
         offset = np.where(odd, 5.0, 0.0)[:, None] * np.exp(-np.arange(n_draws) / 1000.0)
-        return ar1(N_CHAINS, n_draws, 20.0, rng) + offset, 0.0, 1.0
+        return ar1(n_draws, 20.0, rng) + offset, 0.0, 1.0
     dwell1, dwell0 = (400, 1600) if name == "mode" else (2000, 8000)
     p1, jump = dwell1 / (dwell1 + dwell0), 3.0
     # even chains start in the stationary distribution of the mode, odd ones in mode 1
     start = np.where(odd, 1, rng.random(N_CHAINS) < p1)
-    x = ar1(N_CHAINS, n_draws, 20.0, rng) + jump * two_state_mode(N_CHAINS, n_draws, dwell1,
+    x = ar1(n_draws, 20.0, rng) + jump * two_state_mode(N_CHAINS, n_draws, dwell1,
                                                                    dwell0, start, rng)
     return x, jump * p1, np.sqrt(1.0 + jump ** 2 * p1 * (1.0 - p1))
 

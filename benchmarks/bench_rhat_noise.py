@@ -34,12 +34,14 @@ from sk_ihmm._diagnostics import ESS_PER_CHAIN_MIN, RHAT_MAX, convergence_report
 ESS_LEVELS = (200, 400, 600, 800, 1000, 1500, 2000)
 
 
-def ar1_chains(n_chains, n_draws, ess_total, rng):
-    """Stationary AR(1) chains, N(0, 1) marginals, worth about ``ess_total`` draws together."""
+def ar1_chains(n_chains, n_draws, ess_total, rng, start=None):
+    """Stationary AR(1) chains, N(0, 1) marginals, worth about ``ess_total``
+    draws together; ``start`` (one value per chain) replaces the first draws,
+    which are otherwise in the stationary distribution."""
     n_eff = ess_total / n_chains
     phi = (n_draws - n_eff) / (n_draws + n_eff)  # n_eff = n (1 - phi) / (1 + phi)
     noise = rng.standard_normal((n_chains, n_draws)) * np.sqrt(1.0 - phi ** 2)
-    noise[:, 0] = rng.standard_normal(n_chains)   # start in the stationary distribution
+    noise[:, 0] = rng.standard_normal(n_chains) if start is None else start
     return lfilter([1.0], [1.0, -phi], noise, axis=1)
 
 
