@@ -55,7 +55,8 @@ def demo(sampler="rcd_blocked", n_timesteps=2000, n_test=1000, n_burnin=300, n_s
     print(f"NMI (train) : {nmi:.3f}")
     print(f"held-out log-likelihood: {score:.1f} ({score / n_test:.3f} per observation, "
           f"perplexity-style exp(-mean) = {np.exp(-score / n_test):.3f})")
-    compiling = (f" (of which {conv['compile_seconds']:.0f} s compiling the kernels: once per install)"
+    compiling = (f" (of which {conv['compile_seconds']:.0f} s compiling the kernels: once per "
+                 "sampler and emission family, later fits load them from numba's cache)"
                  if conv["compile_seconds"] >= 1 else "")
     print(f"time        : fit {t_fit:.1f} s{compiling}, score {t_score:.1f} s")
     return model

@@ -275,7 +275,8 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
     parts = []
     for key in keys:
         row = report[key]
-        parts.append(f"{key}: R-hat {row['r_hat']:.3g}, bulk ESS {row['ess_bulk']:.0f}, "
+        # three decimals: R-hat 1.0104 shown as 1.01 would read as meeting <= 1.01
+        parts.append(f"{key}: R-hat {row['r_hat']:.3f}, bulk ESS {row['ess_bulk']:.0f}, "
                      f"tail ESS {row['ess_tail']:.0f}")
     last_k = ", ".join(str(int(k)) for k in np.asarray(trace["n_states"])[:, -1])
     near = ""
@@ -285,9 +286,10 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
                 "mix well need a bulk ESS of about twice the target to pass reliably), so the "
                 "chains may only be short of draws: continuing them (warm_start=True, "
                 "n_burnin=0) is the first thing to try.")
+    n_rounds = report.get('n_rounds', 1)
     return (
         f"The chains did not converge after {report['n_sweeps']} sweeps each "
-        f"({report.get('n_rounds', 1)} rounds, {report.get('seconds', math.nan):.1f} s): "
+        f"({n_rounds} round{'s' if n_rounds != 1 else ''}, {report.get('seconds', math.nan):.1f} s): "
         + "; ".join(parts)
         + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}).{near} The chains end "
         f"with {last_k} states. Treat n_states_ and the point summaries with care: raise "

@@ -10,7 +10,6 @@ the samplers in :mod:`sk_ihmm.samplers`, message passing in
 
 import os
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -32,6 +31,7 @@ from ._hcrp import pred_weights
 from ._interrupt import check_interrupt, deferred_interrupts, request_stop, stop_file, take_interrupt
 from ._particle import initial_labels, snapshot_log_likelihoods
 from ._simulate import sample_markov_chain
+from ._warn import warn
 from .emissions import FAMILIES, EmissionFamily, log_emission_matrix, make_emission, missing_aware
 from .samplers import OPTIONS as SAMPLER_OPTIONS
 from .samplers import SAMPLERS
@@ -57,6 +57,63 @@ def _seed_sequence(random_state):
         return np.random.SeedSequence(None if random_state is None else int(random_state))
     rs = check_random_state(random_state)
     return np.random.SeedSequence(int(rs.randint(0, 2**31 - 1)))
+
+
+def _check_layout(X):
+    """Clear errors for a 1-D ``X`` and for sequences passed as a ragged list,
+    before scikit-learn's generic messages (whose advice for a 1-D array,
+    ``reshape(1, -1)`` for a single sample, would make a series one wide row)."""
+    ndim = getattr(X, "ndim", None)   # arrays, DataFrames, sparse matrices
+    if ndim is None:
+        try:
+            ndim = np.ndim(X)
+        except ValueError:            # numpy refuses ragged nested lists
+            raise ValueError(
+                "X looks like a list of sequences of different lengths. InfiniteHMM takes them "
+                "concatenated, one row per time step, with their lengths: "
+                "fit(np.concatenate(seqs), lengths=[len(s) for s in seqs]) (each sequence of "
+                "shape (n_steps, n_features), or 1-D for one feature: then concatenate and "
+                "reshape(-1, 1))."
+            ) from None
+    if ndim == 1:
+        raise ValueError(
+            f"Expected a 2-D X of shape (n_samples, n_features), one row per time step; got a 1-D "
+            f"array of {_num_samples(X)} values. Reshape your data: a single series of one "
+            "feature is X.reshape(-1, 1)."
+        )
+
+
+def _check_not_wide(X):
+    """A fit on more columns than rows is almost always a transposed array
+    (a series as one row, or sequences stored as rows); the Gaussian
+    families would also hold a (n_features, n_features) covariance per
+    state."""
+    n, d = X.shape
+    if d > n:
+        raise ValueError(
+            f"X has {n} sample{'' if n == 1 else 's'} (rows: time steps) and {d} features "
+            "(columns). InfiniteHMM reads each row as one time step, so more columns than rows "
+            "is most likely a transposed array. A single series is X.reshape(-1, 1); several "
+            f"series stored one per row are X.reshape(-1, 1) with lengths=[{d}] * {n}."
+        )
+
+
+def _reject_lengths_as_y(method, X, y):
+    """``y`` is ignored (scikit-learn's ``fit(X, y)``, ``score(X, y)``), but
+    hmmlearn takes ``lengths`` second: a ``y`` that looks like sequence
+    lengths (fewer entries than rows of ``X``, summing to them) raises
+    rather than being silently ignored."""
+    if y is None:
+        return
+    y_arr = np.asarray(y)
+    n_rows = _num_samples(X)
+    if (y_arr.ndim == 1 and y_arr.dtype.kind in "iuf" and 0 < y_arr.shape[0] < n_rows
+            and y_arr.sum() == n_rows):
+        raise ValueError(
+            f"{method}(X, y, lengths=None): the second argument is y, which is ignored; "
+            f"{y_arr.tolist()[:5]}{'...' if y_arr.shape[0] > 5 else ''} looks like "
+            f"sequence lengths: pass {method}(X, lengths=...)."
+        )
 
 
 def _sequence_bounds(n_rows, lengths, sequence_ids):
@@ -519,10 +576,13 @@ class InfiniteHMM(BaseEstimator):
     # ------------------------------------------------------------------ input
     def _check_data(self, X, lengths, sequence_ids, reset):
         family = make_emission(self.emission, None, self.covariance_type) if reset else self._family
+        _check_layout(X)
         X = validate_data(
             self, X, reset=reset, dtype=None if family.discrete else np.float64,
             ensure_all_finite="allow-nan", ensure_min_samples=1,
         )
+        if reset:
+            _check_not_wide(X)
         if not self.allow_missing and X.dtype.kind == "f" and np.isnan(X).any():
             raise ValueError(
                 f"Input X contains NaN ({int(np.isnan(X).any(axis=1).sum())} rows). Pass "
@@ -592,7 +652,12 @@ class InfiniteHMM(BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Observations of all sequences, concatenated. For categorical
             emissions a single column of non-negative integer symbols.
+            ``n_features`` may not exceed ``n_samples`` (a transposed array).
         y : Ignored
+            scikit-learn's ``fit(X, y)``. ``lengths`` are keyword-only (unlike
+            hmmlearn's ``fit(X, lengths)``): a ``y`` that looks like sequence
+            lengths (fewer entries than rows of ``X``, summing to them) raises
+            a ValueError rather than being ignored.
         lengths : array-like of int, optional
             Lengths of the sequences; they must sum to ``n_samples``.
         sequence_ids : array-like of shape (n_samples,), optional
@@ -613,6 +678,8 @@ class InfiniteHMM(BaseEstimator):
             non-negative integers (probably categories or counts).
         """
         t_start = time.perf_counter()
+        if lengths is None and sequence_ids is None:
+            _reject_lengths_as_y("fit", X, y)
         # max_time leaves out compiling the kernels (the first fit after installing)
         with compile_clock() as clock:
             return self._fit(X, lengths, sequence_ids, t_start, clock)
@@ -630,10 +697,8 @@ class InfiniteHMM(BaseEstimator):
         warm = (self.warm_start and getattr(self, "_chains", None) is not None
                 and getattr(self, "_fingerprint", None) == fingerprint)
         if self.warm_start and getattr(self, "_chains", None) is not None and not warm:
-            warnings.warn(
-                "warm_start=True but the data, sampler, number of chains or model differ from the "
-                "previous fit (or it was interrupted): starting new chains.", UserWarning, stacklevel=3,
-            )
+            warn("warm_start=True but the data, sampler, number of chains or model differ from the "
+                 "previous fit (or it was interrupted): starting new chains.", UserWarning)
         if warm:
             problem, root = self._problem_, self._seed_root
             n_burnin, thin, n_rounds = self.n_burnin_, self.thin_, self.convergence_["n_rounds"] + 1
@@ -686,14 +751,11 @@ class InfiniteHMM(BaseEstimator):
                 self.state_samples_ = [self.state_samples_[c] for c in kept]
                 self.snapshots_ = [self.snapshots_[c] for c in kept]
                 done = ", ".join(str(chain.n_sweeps) for chain in chains)
-                warnings.warn(
-                    f"fit was interrupted: the chains completed {done} sweeps; the model keeps the "
-                    f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
-                    f"{len(kept)} chains), unconverged.", UserWarning, stacklevel=3,
-                )
+                warn(f"fit was interrupted: the chains completed {done} sweeps; the model keeps the "
+                     f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
+                     f"{len(kept)} chains), unconverged.", UserWarning)
             elif not report["converged"]:
-                warnings.warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning,
-                              stacklevel=3)
+                warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning)
             # the number of states of the posterior pooled over chains; the
             # representative is the best kept sample (joint at the level of table
             # counts) among those with the most frequent number of major states,
@@ -932,16 +994,8 @@ class InfiniteHMM(BaseEstimator):
         """
         if sample_weight is not None:
             raise ValueError("InfiniteHMM.score does not support sample_weight; it must be None.")
-        if y is not None and lengths is None:
-            y_arr = np.asarray(y)
-            n_rows = _num_samples(X)
-            if (y_arr.ndim == 1 and y_arr.dtype.kind in "iuf" and 0 < y_arr.shape[0] < n_rows
-                    and y_arr.sum() == n_rows):
-                raise ValueError(
-                    "score(X, y, lengths=None): the second argument is y, which is ignored; "
-                    f"{y_arr.tolist()[:5]}{'...' if y_arr.shape[0] > 5 else ''} looks like "
-                    "sequence lengths: pass score(X, lengths=...)."
-                )
+        if lengths is None:
+            _reject_lengths_as_y("score", X, y)
         return float(np.sum(self.score_sequences(X, lengths, sequence_ids=sequence_ids)))
 
     def perplexity(self, X, lengths=None, *, sequence_ids=None):
@@ -990,6 +1044,9 @@ class InfiniteHMM(BaseEstimator):
         states : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "state_samples_")
+        if not isinstance(n_samples, (Integral, np.integer)) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive integer (time steps to generate); "
+                             f"got {n_samples!r}.")
         rng = np.random.default_rng(_seed_sequence(random_state if random_state is not None else self.random_state))
         states = sample_markov_chain(self.startprob_, self.transmat_, int(n_samples), rng)
         summary = {k: getattr(self, k) for k in self._family.fitted_attributes}

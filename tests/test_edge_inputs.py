@@ -71,6 +71,64 @@ def test_score_with_positional_lengths_is_an_error(model):
     assert model.score(X[:100], lengths=[50, 50]) != model.score(X[:100])
 
 
+def test_fit_with_positional_lengths_is_an_error():
+    with pytest.raises(ValueError, match="pass fit\\(X, lengths=...\\)"):
+        InfiniteHMM(**FAST).fit(X[:100], [50, 50])
+    # a y of one entry per row (a Pipeline passing y through) is ignored
+    a = InfiniteHMM(**FAST).fit(X[:100], np.zeros(100))
+    b = InfiniteHMM(**FAST).fit(X[:100])
+    assert np.array_equal(a.state_samples_[0], b.state_samples_[0])
+
+
+def test_a_series_as_one_row_is_an_error_naming_the_reshape():
+    series = X[:, 0]
+    for wide in (series.reshape(1, -1), np.vstack([series, series])):
+        with pytest.raises(ValueError, match="reshape\\(-1, 1\\)") as info:
+            InfiniteHMM(**FAST).fit(wide)
+        assert f"and {series.size} features" in str(info.value)
+    with pytest.raises(ValueError, match="1 sample"):      # scikit-learn's check_fit2d_1sample
+        InfiniteHMM(**FAST).fit(X[:1].T.repeat(3, axis=1))
+    # as many columns as rows is still data
+    assert InfiniteHMM(**FAST).fit(np.hstack([X[:3]] * 3)).n_features_in_ == 3
+
+
+def test_a_1d_series_is_an_error_naming_the_reshape(model):
+    for call in (InfiniteHMM(**FAST).fit, model.predict, model.score):
+        with pytest.raises(ValueError, match="Reshape your data.*X.reshape\\(-1, 1\\)"):
+            call(X[:50, 0])
+
+
+def test_sequences_as_a_ragged_list_get_the_concatenation_hint():
+    seqs = [X[:30, 0], X[30:70, 0]]
+    with pytest.raises(ValueError, match="np.concatenate\\(seqs\\), lengths="):
+        InfiniteHMM(**FAST).fit(seqs)
+
+
+def test_sample_length_must_be_positive(model):
+    for bad in (-1, 0, 2.5):
+        with pytest.raises(ValueError, match="n_samples must be a positive integer"):
+            model.sample(bad)
+    assert model.sample(np.int64(4))[0].shape == (4, 1)
+
+
+def test_warnings_point_at_the_callers_line():
+    """The file and line of a warning are the user's call, directly and
+    through a Pipeline (scikit-learn's frames in between)."""
+    codes = np.tile(np.arange(5.0), 40)[:, None]
+    for fit in (lambda: InfiniteHMM(**FAST).fit(codes),
+                lambda: make_pipeline(StandardScaler(with_std=False, with_mean=False),
+                                      InfiniteHMM(**FAST)).fit(codes)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit()
+        assert caught, "expected warnings (integer codes, unconverged chains)"
+        kinds = {w.category for w in caught}
+        assert {UserWarning, ConvergenceWarning} <= kinds
+        for w in caught:
+            if w.category in (UserWarning, ConvergenceWarning):
+                assert w.filename == __file__, (w.category, w.filename)
+
+
 def test_lengths_are_used_the_same_way_by_every_method(model):
     L = [60, 40]
     per_seq = model.score_sequences(X[:100], L)

@@ -18,13 +18,13 @@ each pair finds the value the previous move left. Explicit parameters
 """
 
 import math
-import warnings
 
 import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
 from .._nrt import hold
+from .._warn import warn
 from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, SHIFTED_FLOOR,
                     EmissionFamily, Kernels, check_magnitude, data_moments, family_tag,
                     positive_definite_scale)
@@ -593,10 +593,10 @@ def warn_integer_codes(X):
         return
     n_distinct = np.unique(y).shape[0]
     if 2 <= n_distinct <= INTEGER_CODE_MAX_DISTINCT:
-        warnings.warn(
+        warn(
             f"X is a single column of {n_distinct} distinct non-negative integers "
             f"({int(y.min())}..{int(y.max())}), fitted with Gaussian emissions. If these are "
             "category codes use emission='categorical', if they are counts "
             "emission='poisson'; Gaussian emissions treat them as measurements on a line.",
-            UserWarning, stacklevel=5,
+            UserWarning,
         )
