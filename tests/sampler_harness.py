@@ -16,7 +16,7 @@ from exact_posterior import empirical, exact_posterior, tv_distance, tv_threshol
 from sk_ihmm import _chain
 from sk_ihmm._chain import run_chain
 from sk_ihmm.emissions import (AutoRegressive, Categorical, DiagonalGaussian, Gaussian,
-                               HCRPCategorical, Poisson)
+                               HCRPCategorical, MultivariateGaussian, Poisson)
 
 
 def tiny_data(kind, lengths, seed=0):
@@ -69,6 +69,13 @@ def tiny_data(kind, lengths, seed=0):
         # with its own prior mean and scale
         second = np.array([0.6, -0.5, 0.5, 0.7, -0.4, 0.4, -0.6])
         family = DiagonalGaussian(mu0=[0.0, 0.2], lambda0=0.5, a0=2.0, b0=[0.5, 0.1])
+        return family, np.column_stack([base, second])[:T], 2
+    if kind == "mvn":
+        # the full-covariance family on the same two columns, with a prior
+        # scale whose off-diagonal term couples them
+        second = np.array([0.6, -0.5, 0.5, 0.7, -0.4, 0.4, -0.6])
+        family = MultivariateGaussian(mu0=[0.0, 0.2], kappa0=0.5, nu0=4.0,
+                                      psi0=[[0.5, 0.1], [0.1, 0.3]])
         return family, np.column_stack([base, second])[:T], 2
     if kind == "gaussian_sharp":
         # a0 so large that every Student-t predictive has (nu + 1) / 2 above

@@ -1,4 +1,4 @@
-"""Poisson and diagonal Gaussian emissions and missing observations: every
+"""Poisson, diagonal and full-covariance Gaussian emissions and missing observations: every
 sampler targets the exact posterior.
 
 Each case runs one long chain through the chain driver and compares the
@@ -14,6 +14,8 @@ written out here, independently of the package's kernels:
   whose missing rows add nothing (``sampler_harness`` drops them);
 * the diagonal Gaussian as the product over columns of one-column
   Normal-Inverse-Gamma marginals (one prior mean and scale per column).
+* the Normal-Inverse-Wishart marginal of the full-covariance Gaussian
+  (D = 2, a prior scale that couples the columns; see :func:`niw_marginal`).
 * the matrix-normal inverse-Wishart marginal of the autoregressive family
   (order 1, D = 1 and 2; see :func:`mniw_marginal`), whose conditioning
   rows (the first step of each sequence) add nothing either.
@@ -115,6 +117,30 @@ def mniw_marginal(center, M0, K0, nu0, psi0):
     return lml
 
 
+def niw_marginal(mu0, kappa0, nu0, psi0):
+    """Marginal likelihood under the Normal-Inverse-Wishart prior (Murphy
+    2007, section 9): with the sample mean ``m`` and scatter ``S`` of the
+    ``n`` rows,
+
+        kappa_n = kappa0 + n,   nu_n = nu0 + n,
+        Psi_n = Psi0 + S + kappa0 n / kappa_n (m - mu0)(m - mu0)^T,
+        log p = -n D / 2 log(pi) + log Gamma_D(nu_n / 2) - log Gamma_D(nu0 / 2)
+                + nu0 / 2 log|Psi0| - nu_n / 2 log|Psi_n| + D / 2 log(kappa0 / kappa_n)."""
+    mu0, psi0 = np.asarray(mu0, float), np.asarray(psi0, float)
+
+    def lml(Y):
+        n, D = Y.shape
+        m = Y.mean(axis=0)
+        S = (Y - m).T @ (Y - m)
+        kappa_n, nu_n = kappa0 + n, nu0 + n
+        psi_n = psi0 + S + kappa0 * n / kappa_n * np.outer(m - mu0, m - mu0)
+        return float(-0.5 * n * D * np.log(np.pi) + multigammaln(nu_n / 2, D)
+                     - multigammaln(nu0 / 2, D) + 0.5 * nu0 * np.linalg.slogdet(psi0)[1]
+                     - 0.5 * nu_n * np.linalg.slogdet(psi_n)[1]
+                     + 0.5 * D * np.log(kappa0 / kappa_n))
+    return lml
+
+
 MARGINALS = {
     "poisson": poisson_marginal(1.5, 0.5),
     "poisson2": poisson_marginal(1.5, [0.5, 1.0]),
@@ -124,6 +150,8 @@ MARGINALS = {
     # the priors of sampler_harness.tiny_data("ar"), ("ar2")
     "ar": mniw_marginal(0.5, 0.0, 0.5, 2.0, 0.3),
     "ar2": mniw_marginal(0.5, 0.0, 0.5, 3.0, np.array([[0.3, 0.05], [0.05, 0.2]])),
+    # the prior of sampler_harness.tiny_data("mvn")
+    "mvn": niw_marginal([0.0, 0.2], 0.5, 4.0, [[0.5, 0.1], [0.1, 0.3]]),
 }
 
 CASES = [
@@ -165,6 +193,20 @@ def test_exact_diagonal_gaussian(sampler, case):
                 marginal=MARGINALS[case["kind"]], **case)
 
 
+#: The full-covariance Gaussian: one case per sampler, and two sequences
+#: with a sticky prior and resampled concentrations for one of them.
+MVN_CASES = [(sampler, dict(kind="mvn", lengths=(5,))) for sampler in SAMPLERS] + [
+    ("rcd_blocked", dict(kind="mvn", lengths=(2, 3), kappa=1.0, resample=(True, True, False))),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler, case", MVN_CASES, ids=[f"{s}-{_id(c)}" for s, c in MVN_CASES])
+def test_exact_multivariate_gaussian(sampler, case):
+    check_exact(sampler, n_sweeps=15000, options=SAMPLERS[sampler],
+                marginal=MARGINALS[case["kind"]], **case)
+
+
 #: Autoregressive cases: every sampler on one sequence with D = 1, two
 #: samplers with D = 2, and two sequences (a conditioning row at each start)
 #: with a sticky kappa and resampled concentrations for the other two.
@@ -188,7 +230,7 @@ def test_marginals_agree_with_the_families():
     function (so a test failure points at a sampler, not at this file)."""
     from sampler_harness import tiny_data
 
-    for kind in ("poisson", "poisson2", "gaussian", "categorical", "gaussian_diag"):
+    for kind in ("poisson", "poisson2", "gaussian", "categorical", "gaussian_diag", "mvn"):
         family, Y, dim = tiny_data(kind, [7])
         ours = MARGINALS.get(kind) or MARGINALS[kind + "_missing"]
         for idx in ([0], [1, 2], [0, 3, 4, 6], list(range(7))):

@@ -84,6 +84,29 @@ def test_categorical_proposal_weights_are_the_log_predictives(length, n_work):
     np.testing.assert_array_equal(prop.T, exact)
 
 
+def test_mvn_block_weights_are_the_per_step_log_predictives():
+    """MultivariateGaussian's block kernels (the Student-t's Cholesky factor
+    and normaliser once per label, not per step) give the per-step
+    predictive bit for bit, step-major and label-major, for states with and
+    without observations."""
+    from sk_ihmm.emissions import MultivariateGaussian, log_pred, log_pred_block, log_proposal_block
+    family = MultivariateGaussian()
+    rng = np.random.default_rng(5)
+    Y = rng.normal(size=(12, 3)) @ np.array([[1.0, 0.4, 0.0], [0.0, 0.8, 0.3], [0.0, 0.0, 0.5]])
+    hyp = family.hyperparameters(3, Y)
+    stats = np.zeros((5, family.n_stats(3)))
+    for t in range(12):
+        update(family.tag, stats, 1 + t % 3, Y, t, 1.0)       # labels 1..3 hold data, 4 not
+    labels = np.array([3, 4, 1, 2], np.int64)
+    per_step = np.array([[log_pred(family.tag, stats, k, hyp, Y, 1 + l) for k in labels]
+                         for l in range(8)])
+    block, prop = np.empty((8, 4)), np.empty((4, 8))
+    log_pred_block(family.tag, stats, labels, 4, hyp, Y, 1, 8, block)
+    log_proposal_block(family.tag, stats, labels, 4, hyp, Y, 1, 8, prop, np.empty(0), np.empty(8))
+    np.testing.assert_array_equal(block, per_step)
+    np.testing.assert_array_equal(prop.T, per_step)
+
+
 @pytest.mark.parametrize("kind", ["gaussian", "categorical", "mvn"])
 def test_proposal_weights_of_an_empty_state_are_the_prior_predictive(kind):
     """With the default priors the candidate 'new' state (empty statistics)

@@ -126,6 +126,52 @@ def _log_pred(stats, k, hyp, Y, t):
 
 
 @njit(cache=True, nogil=True)
+def _student_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred):
+    # out[l, c] = _log_pred(stats, labels[c], hyp, Y, start + l) bit for bit, with the
+    # Student-t's Cholesky factor and normaliser computed once per label rather
+    # than once per step; a state without observations reads prior_pred when
+    # that is not empty (as the generic log_proposal_block does)
+    read_prior = prior_pred.shape[0] > 0
+    for c in range(n_labels):
+        k = labels[c]
+        if read_prior and stats[k, 0] == 0.0:
+            for l in range(length):
+                out[l, c] = prior_pred[start + l]
+            continue
+        d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
+        o_s = 1 + d + d * d
+        o_mu = o_s + d * d
+        o_z = o_mu + d
+        dof = nu_n - d + 1.0
+        logdet = _cholesky_scratch(stats, k, o_s, d, (k_n + 1.0) / (k_n * dof))
+        const = (math.lgamma(0.5 * (dof + d)) - math.lgamma(0.5 * dof)
+                 - 0.5 * d * math.log(dof * math.pi) - logdet)
+        half = 0.5 * (dof + d)
+        for l in range(length):
+            t = start + l
+            maha = 0.0
+            for i in range(d):
+                r = Y[t, i] - stats[k, o_mu + i]
+                for j in range(i):
+                    r -= stats[k, o_s + i * d + j] * stats[k, o_z + j]
+                zi = r / stats[k, o_s + i * d + i]
+                stats[k, o_z + i] = zi
+                maha += zi * zi
+            out[l, c] = const - half * math.log1p(maha / dof)
+
+
+@njit(cache=True, nogil=True)
+def _log_pred_block(stats, labels, n_labels, hyp, Y, start, length, out):
+    _student_block(stats, labels, n_labels, hyp, Y, start, length, out, hyp[:0])
+
+
+@njit(cache=True, nogil=True)
+def _log_proposal_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred, work):
+    # out is label-major
+    _student_block(stats, labels, n_labels, hyp, Y, start, length, out.T, prior_pred)
+
+
+@njit(cache=True, nogil=True)
 def _log_marginal(stats, k, hyp):
     # log p(observations of k) up to a constant of the prior
     d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
@@ -283,6 +329,7 @@ class MultivariateGaussian(EmissionFamily):
     kernels = Kernels(
         log_pred=_log_pred, update=_update, log_marginal=_log_marginal, count=_count,
         sample_param=_sample_param, param_loglik=_param_loglik,
+        log_pred_block=_log_pred_block, log_proposal_block=_log_proposal_block,
     )
     fitted_attributes = ("means_", "covars_")
 
