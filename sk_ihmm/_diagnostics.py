@@ -269,15 +269,24 @@ def near_thresholds(report, trace, keys=CONVERGENCE_KEYS):
     return True
 
 
+def _up(r_hat):
+    # R-hat rounded up and ESS down, so that a figure missing its target never
+    # reads as meeting it (1.0104 is not '1.010 <= 1.01', 399.6 not '400 >= 400')
+    return "nan" if math.isnan(r_hat) else f"{math.ceil(r_hat * 1000 - 1e-9) / 1000:.3f}"
+
+
+def _down(ess):
+    return "nan" if math.isnan(ess) else f"{math.floor(ess + 1e-9):.0f}"
+
+
 def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
     """The text of the ConvergenceWarning of an unconverged fit."""
     th = report["thresholds"]
     parts = []
     for key in keys:
         row = report[key]
-        # three decimals: R-hat 1.0104 shown as 1.01 would read as meeting <= 1.01
-        parts.append(f"{key}: R-hat {row['r_hat']:.3f}, bulk ESS {row['ess_bulk']:.0f}, "
-                     f"tail ESS {row['ess_tail']:.0f}")
+        parts.append(f"{key}: R-hat {_up(row['r_hat'])}, bulk ESS {_down(row['ess_bulk'])}, "
+                     f"tail ESS {_down(row['ess_tail'])}")
     last_k = ", ".join(str(int(k)) for k in np.asarray(trace["n_states"])[:, -1])
     near = ""
     if near_thresholds(report, trace, keys):

@@ -79,7 +79,7 @@ def _check_layout(X):
         raise ValueError(
             f"Expected a 2-D X of shape (n_samples, n_features), one row per time step; got a 1-D "
             f"array of {_num_samples(X)} values. Reshape your data: a single series of one "
-            "feature is X.reshape(-1, 1)."
+            "feature is np.asarray(X).reshape(-1, 1) (X.to_frame() for a pandas Series)."
         )
 
 
@@ -90,11 +90,13 @@ def _check_not_wide(X):
     state."""
     n, d = X.shape
     if d > n:
+        fixes = ("a single series is X.reshape(-1, 1)." if n == 1 else
+                 "if each row is one variable over time, pass X.T; if each row is a separate "
+                 f"series of one variable, X.reshape(-1, 1) with lengths=[{d}] * {n}.")
         raise ValueError(
             f"X has {n} sample{'' if n == 1 else 's'} (rows: time steps) and {d} features "
             "(columns). InfiniteHMM reads each row as one time step, so more columns than rows "
-            "is most likely a transposed array. A single series is X.reshape(-1, 1); several "
-            f"series stored one per row are X.reshape(-1, 1) with lengths=[{d}] * {n}."
+            f"is most likely a transposed array: {fixes}"
         )
 
 
@@ -994,7 +996,7 @@ class InfiniteHMM(BaseEstimator):
         """
         if sample_weight is not None:
             raise ValueError("InfiniteHMM.score does not support sample_weight; it must be None.")
-        if lengths is None:
+        if lengths is None and sequence_ids is None:
             _reject_lengths_as_y("score", X, y)
         return float(np.sum(self.score_sequences(X, lengths, sequence_ids=sequence_ids)))
 
@@ -1044,7 +1046,8 @@ class InfiniteHMM(BaseEstimator):
         states : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "state_samples_")
-        if not isinstance(n_samples, (Integral, np.integer)) or n_samples < 1:
+        if (not isinstance(n_samples, (Integral, np.integer)) or isinstance(n_samples, bool)
+                or n_samples < 1):
             raise ValueError(f"n_samples must be a positive integer (time steps to generate); "
                              f"got {n_samples!r}.")
         rng = np.random.default_rng(_seed_sequence(random_state if random_state is not None else self.random_state))

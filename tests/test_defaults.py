@@ -693,15 +693,16 @@ def test_warning_says_when_the_figures_are_near_the_targets(r_hat, ess, tail, lo
 
 
 def test_warning_figures_are_not_rounded_onto_the_target():
-    """An R-hat of 1.0104 reads 1.010 in the warning, not 1.01 (which would
-    seem to meet '<= 1.01'); one round is 'round', not 'rounds'."""
+    """A figure that misses its target never reads as meeting it: R-hat is
+    rounded up (1.0104 reads 1.011, not 1.01 against '<= 1.01') and ESS down
+    (399.6 reads 399, not 400 against '>= 400'); one round is 'round'."""
     from sk_ihmm._diagnostics import convergence_message
 
-    report = _report((1.0104, 1.0), (500, 900), None)
+    report = _report((1.0104, 1.0), (399.6, 900.2), (1000, 412.9))
     report["n_rounds"] = 1
     trace = {"n_states": np.array([[5, 5, 6, 5], [6, 5, 5, 5]]),
              "log_lik": np.full((2, 4), -10.0)}
     message = convergence_message(report, trace)
-    assert "n_states: R-hat 1.010, bulk ESS 500" in message
-    assert "log_lik: R-hat 1.000," in message
+    assert "n_states: R-hat 1.011, bulk ESS 399, tail ESS 1000" in message
+    assert "log_lik: R-hat 1.000, bulk ESS 900, tail ESS 412" in message
     assert "(1 round, " in message

@@ -66,6 +66,9 @@ def test_nested_emission_parameter_with_a_string_emission():
 def test_score_with_positional_lengths_is_an_error(model):
     with pytest.raises(ValueError, match="pass score\\(X, lengths=...\\)"):
         model.score(X[:100], [50, 50])
+    ids = np.repeat([0, 1], 50)     # with sequence_ids, y is not read as lengths
+    assert model.score(X[:100], [50, 50], sequence_ids=ids) == model.score(X[:100],
+                                                                           sequence_ids=ids)
     by_keyword = model.score(X[:100], lengths=[50, 50])
     assert by_keyword == pytest.approx(model.score_sequences(X[:100], [50, 50]).sum())
     assert model.score(X[:100], lengths=[50, 50]) != model.score(X[:100])
@@ -82,10 +85,11 @@ def test_fit_with_positional_lengths_is_an_error():
 
 def test_a_series_as_one_row_is_an_error_naming_the_reshape():
     series = X[:, 0]
-    for wide in (series.reshape(1, -1), np.vstack([series, series])):
-        with pytest.raises(ValueError, match="reshape\\(-1, 1\\)") as info:
-            InfiniteHMM(**FAST).fit(wide)
-        assert f"and {series.size} features" in str(info.value)
+    with pytest.raises(ValueError, match="a single series is X.reshape\\(-1, 1\\)") as info:
+        InfiniteHMM(**FAST).fit(series.reshape(1, -1))
+    assert f"and {series.size} features" in str(info.value)
+    with pytest.raises(ValueError, match="pass X.T; .* X.reshape\\(-1, 1\\) with lengths="):
+        InfiniteHMM(**FAST).fit(np.vstack([series, series]))
     with pytest.raises(ValueError, match="1 sample"):      # scikit-learn's check_fit2d_1sample
         InfiniteHMM(**FAST).fit(X[:1].T.repeat(3, axis=1))
     # as many columns as rows is still data
@@ -94,7 +98,7 @@ def test_a_series_as_one_row_is_an_error_naming_the_reshape():
 
 def test_a_1d_series_is_an_error_naming_the_reshape(model):
     for call in (InfiniteHMM(**FAST).fit, model.predict, model.score):
-        with pytest.raises(ValueError, match="Reshape your data.*X.reshape\\(-1, 1\\)"):
+        with pytest.raises(ValueError, match="Reshape your data.*reshape\\(-1, 1\\)"):
             call(X[:50, 0])
 
 
@@ -105,7 +109,7 @@ def test_sequences_as_a_ragged_list_get_the_concatenation_hint():
 
 
 def test_sample_length_must_be_positive(model):
-    for bad in (-1, 0, 2.5):
+    for bad in (-1, 0, 2.5, True):
         with pytest.raises(ValueError, match="n_samples must be a positive integer"):
             model.sample(bad)
     assert model.sample(np.int64(4))[0].shape == (4, 1)
@@ -127,6 +131,26 @@ def test_warnings_point_at_the_callers_line():
         for w in caught:
             if w.category in (UserWarning, ConvergenceWarning):
                 assert w.filename == __file__, (w.category, w.filename)
+
+
+def test_warnings_in_worker_threads_point_at_scikit_learn_not_the_thread_pool():
+    """A parallel grid search fits in worker threads, whose stacks hold no
+    user frame: the warning points at scikit-learn's call, not at the
+    standard library's thread pool."""
+    import sysconfig
+    from sklearn.utils.parallel import Parallel, delayed
+
+    codes = np.tile(np.arange(5.0), 40)[:, None]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Parallel(n_jobs=2, backend="threading")(
+            delayed(InfiniteHMM(**FAST).fit)(codes) for _ in range(2))
+    ours = [w for w in caught if w.category in (UserWarning, ConvergenceWarning)]
+    assert ours
+    sklearn_dir = sklearn.__file__.rsplit("/", 1)[0]
+    for w in ours:
+        assert not w.filename.startswith(sysconfig.get_paths()["stdlib"] + "/threading"), w.filename
+        assert w.filename.startswith(sklearn_dir), w.filename
 
 
 def test_lengths_are_used_the_same_way_by_every_method(model):
