@@ -99,15 +99,26 @@ def _cholesky_scratch(stats, k, o, d, f):
     return logdet
 
 
-@njit(cache=True, nogil=True)
-def _log_pred(stats, k, hyp, Y, t):
+@njit(cache=True, nogil=True, inline="always")
+def _student(stats, k, hyp):
+    """The predictive Student-t of state ``k``: its scale's Cholesky factor
+    and ``mu_n`` into the row's scratch, and ``(d, dof, const)`` with
+    ``log p(y) = const - (dof + d) / 2 * log1p(maha / dof)``."""
     d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
+    dof = nu_n - d + 1.0
+    logdet = _cholesky_scratch(stats, k, 1 + d + d * d, d, (k_n + 1.0) / (k_n * dof))
+    const = (math.lgamma(0.5 * (dof + d)) - math.lgamma(0.5 * dof)
+             - 0.5 * d * math.log(dof * math.pi) - logdet)
+    return d, dof, const
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _maha(stats, k, d, Y, t):
+    """``|z|^2`` for ``L z = y_t - mu_n`` (forward substitution with the
+    factor :func:`_student` left in the scratch; ``z`` goes there too)."""
     o_s = 1 + d + d * d
     o_mu = o_s + d * d
     o_z = o_mu + d
-    dof = nu_n - d + 1.0
-    logdet = _cholesky_scratch(stats, k, o_s, d, (k_n + 1.0) / (k_n * dof))
-    # forward substitution L z = y - mu_n
     maha = 0.0
     for i in range(d):
         r = Y[t, i] - stats[k, o_mu + i]
@@ -116,21 +127,21 @@ def _log_pred(stats, k, hyp, Y, t):
         zi = r / stats[k, o_s + i * d + i]
         stats[k, o_z + i] = zi
         maha += zi * zi
-    return (
-        math.lgamma(0.5 * (dof + d))
-        - math.lgamma(0.5 * dof)
-        - 0.5 * d * math.log(dof * math.pi)
-        - logdet
-        - 0.5 * (dof + d) * math.log1p(maha / dof)
-    )
+    return maha
+
+
+@njit(cache=True, nogil=True)
+def _log_pred(stats, k, hyp, Y, t):
+    d, dof, const = _student(stats, k, hyp)
+    return const - 0.5 * (dof + d) * math.log1p(_maha(stats, k, d, Y, t) / dof)
 
 
 @njit(cache=True, nogil=True)
 def _student_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pred):
-    # out[l, c] = _log_pred(stats, labels[c], hyp, Y, start + l) bit for bit, with the
-    # Student-t's Cholesky factor and normaliser computed once per label rather
-    # than once per step; a state without observations reads prior_pred when
-    # that is not empty (as the generic log_proposal_block does)
+    # out[l, c] = _log_pred(stats, labels[c], hyp, Y, start + l), with the
+    # Student-t factored once per label rather than once per step; a state
+    # without observations reads prior_pred when that is not empty (as the
+    # generic log_proposal_block does)
     read_prior = prior_pred.shape[0] > 0
     for c in range(n_labels):
         k = labels[c]
@@ -138,26 +149,10 @@ def _student_block(stats, labels, n_labels, hyp, Y, start, length, out, prior_pr
             for l in range(length):
                 out[l, c] = prior_pred[start + l]
             continue
-        d, k_n, nu_n = _niw_posterior_scratch(stats, k, hyp)
-        o_s = 1 + d + d * d
-        o_mu = o_s + d * d
-        o_z = o_mu + d
-        dof = nu_n - d + 1.0
-        logdet = _cholesky_scratch(stats, k, o_s, d, (k_n + 1.0) / (k_n * dof))
-        const = (math.lgamma(0.5 * (dof + d)) - math.lgamma(0.5 * dof)
-                 - 0.5 * d * math.log(dof * math.pi) - logdet)
+        d, dof, const = _student(stats, k, hyp)
         half = 0.5 * (dof + d)
         for l in range(length):
-            t = start + l
-            maha = 0.0
-            for i in range(d):
-                r = Y[t, i] - stats[k, o_mu + i]
-                for j in range(i):
-                    r -= stats[k, o_s + i * d + j] * stats[k, o_z + j]
-                zi = r / stats[k, o_s + i * d + i]
-                stats[k, o_z + i] = zi
-                maha += zi * zi
-            out[l, c] = const - half * math.log1p(maha / dof)
+            out[l, c] = const - half * math.log1p(_maha(stats, k, d, Y, start + l) / dof)
 
 
 @njit(cache=True, nogil=True)
