@@ -100,12 +100,13 @@ def _check_not_wide(X):
         )
 
 
-def _reject_lengths_as_y(method, X, y):
+def _reject_lengths_as_y(method, X, y, lengths, sequence_ids):
     """``y`` is ignored (scikit-learn's ``fit(X, y)``, ``score(X, y)``), but
-    hmmlearn takes ``lengths`` second: a ``y`` that looks like sequence
-    lengths (fewer entries than rows of ``X``, summing to them) raises
-    rather than being silently ignored."""
-    if y is None:
+    hmmlearn takes ``lengths`` second: when neither ``lengths`` nor
+    ``sequence_ids`` is given, a ``y`` that looks like sequence lengths
+    (fewer entries than rows of ``X``, summing to them) raises rather than
+    being silently ignored."""
+    if y is None or lengths is not None or sequence_ids is not None:
         return
     y_arr = np.asarray(y)
     n_rows = _num_samples(X)
@@ -680,8 +681,7 @@ class InfiniteHMM(BaseEstimator):
             non-negative integers (probably categories or counts).
         """
         t_start = time.perf_counter()
-        if lengths is None and sequence_ids is None:
-            _reject_lengths_as_y("fit", X, y)
+        _reject_lengths_as_y("fit", X, y, lengths, sequence_ids)
         # max_time leaves out compiling the kernels (the first fit after installing)
         with compile_clock() as clock:
             return self._fit(X, lengths, sequence_ids, t_start, clock)
@@ -996,8 +996,7 @@ class InfiniteHMM(BaseEstimator):
         """
         if sample_weight is not None:
             raise ValueError("InfiniteHMM.score does not support sample_weight; it must be None.")
-        if lengths is None and sequence_ids is None:
-            _reject_lengths_as_y("score", X, y)
+        _reject_lengths_as_y("score", X, y, lengths, sequence_ids)
         return float(np.sum(self.score_sequences(X, lengths, sequence_ids=sequence_ids)))
 
     def perplexity(self, X, lengths=None, *, sequence_ids=None):
