@@ -279,8 +279,78 @@ def _down(ess):
     return "nan" if math.isnan(ess) else f"{math.floor(ess + 1e-9):.0f}"
 
 
-def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
-    """The text of the ConvergenceWarning of an unconverged fit."""
+def projected_sweeps(report, n_window, keys=CONVERGENCE_KEYS):
+    """Sweeps per chain, in all, at which the lowest ESS of ``report`` would
+    reach its target if it grew in proportion to the sweeps checked.
+
+    Parameters
+    ----------
+    report : dict
+        A :func:`convergence_report`.
+    n_window : int
+        Sweeps per chain the report's diagnostics cover (its window).
+    keys : sequence of str
+
+    Returns
+    -------
+    sweeps : int or None
+        ``n_window * ess_min / lowest_ess`` sweeps of window, over the three
+        quarters of a chain that the budget mode's window keeps
+        (:mod:`sk_ihmm._budget`), never fewer than the sweeps run; ``None``
+        when every ESS meets its target (only R-hat fails) or none is usable.
+    """
+    low = _lowest_ess(report, keys)
+    target = report["thresholds"]["ess_min"]
+    if low is None or low[2] >= target or n_window <= 0:
+        return None
+    window = n_window * target / low[2]
+    return max(int(math.ceil(window / 0.75)), int(report["n_sweeps"]))
+
+
+def _lowest_ess(report, keys):
+    """``(key, kind, ess)`` of the lowest finite positive ESS, or None."""
+    rows = [(key, kind, report[key][kind]) for key in keys for kind in ("ess_bulk", "ess_tail")
+            if np.isfinite(report[key][kind]) and report[key][kind] > 0]
+    return min(rows, key=lambda row: row[2]) if rows else None
+
+
+def _rough(n):
+    """``n`` to two significant figures, with thousands separators."""
+    n = float(n)
+    if n >= 100:
+        digits = int(math.floor(math.log10(n))) - 1
+        n = round(n / 10 ** digits) * 10 ** digits
+    return f"{n:,.0f}"
+
+
+def _projection(report, n_window, sweep_seconds, keys):
+    """The warning's sentence on the sweeps the ESS target needs ('' if none)."""
+    sweeps = projected_sweeps(report, n_window, keys)
+    if sweeps is None:
+        return ""
+    key, kind, low = _lowest_ess(report, keys)
+    text = (f" If the ESS grows in proportion to the sweeps (the lowest here, {key}'s "
+            f"{kind.split('_')[1]} ESS {_down(low)}, comes from the last {n_window:,} sweeps of "
+            f"each chain), an ESS of {report['thresholds']['ess_min']} needs about "
+            f"{_rough(sweeps)} sweeps per chain in all")
+    if sweep_seconds is not None and np.isfinite(sweep_seconds) and sweep_seconds > 0:
+        text += f", about {_rough(sweeps * sweep_seconds)} s of sampling at this fit's pace"
+    text += "."
+    if any(report[key]["r_hat"] > NEAR_RHAT_MAX for key in keys):
+        text += (" With R-hat this far above 1 the chains have not met yet, so take that as a "
+                 "lower bound.")
+    return text
+
+
+def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
+                        sweep_seconds=None):
+    """The text of the ConvergenceWarning of an unconverged fit.
+
+    ``n_window`` (sweeps per chain that the diagnostics cover) adds how many
+    sweeps the ESS target would take at the rate measured
+    (:func:`projected_sweeps`), and ``sweep_seconds`` (seconds a sweep of
+    every chain took in this fit) how long.
+    """
     th = report["thresholds"]
     parts = []
     for key in keys:
@@ -300,8 +370,9 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS):
         f"The chains did not converge after {report['n_sweeps']} sweeps each "
         f"({n_rounds} round{'s' if n_rounds != 1 else ''}, {report.get('seconds', math.nan):.1f} s): "
         + "; ".join(parts)
-        + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}).{near} The chains end "
-        f"with {last_k} states. Treat n_states_ and the point summaries with care: raise "
+        + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}).{near}"
+        + ("" if n_window is None else _projection(report, n_window, sweep_seconds, keys))
+        + f" The chains end with {last_k} states. Treat n_states_ and the point summaries with care: raise "
         "max_time or max_sweeps (or continue with warm_start=True), run the chains on more "
         "cores (n_jobs), or try another sampler; model.diagnostics(), "
         "model.n_states_posterior_ and model.convergence_ have the details."

@@ -715,6 +715,7 @@ class InfiniteHMM(BaseEstimator):
                                      self.n_burnin, self.thin, self.verbose, c))
                      for c, seed in enumerate(root.spawn(self.n_chains))]
         previous, self._chains = (self._chains if warm else None), None
+        n_before = previous[0].n_sweeps if previous is not None else 0
         # a Ctrl-C between rounds (in this Python code, not in a chain) is
         # deferred too and ends the rounds like one inside them
         with _progress_display(self.progress, self.n_chains) as display, deferred_interrupts():
@@ -757,7 +758,11 @@ class InfiniteHMM(BaseEstimator):
                      f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
                      f"{len(kept)} chains), unconverged.", UserWarning)
             elif not report["converged"]:
-                warn(_diagnostics.convergence_message(report, self.trace_), ConvergenceWarning)
+                n_run = self.n_sweeps_ - n_before
+                sampling = report["seconds"] - report["compile_seconds"]
+                warn(_diagnostics.convergence_message(
+                    report, self.trace_, n_window=self.n_sweeps_ - self.n_burnin_,
+                    sweep_seconds=sampling / n_run if n_run > 0 else None), ConvergenceWarning)
             # the number of states of the posterior pooled over chains; the
             # representative is the best kept sample (joint at the level of table
             # counts) among those with the most frequent number of major states,

@@ -11,6 +11,7 @@ written out here) and on the chains of every sampler.
 """
 
 import math
+import re
 import time
 import warnings
 
@@ -385,8 +386,12 @@ def test_chains_are_equivariant_autoregressive(sampler, scales):
 def test_unconverged_fit_warns_with_figures():
     X, _ = make_gaussian_hmm(200, 3, random_state=0)
     model = InfiniteHMM(max_time=0, n_samples=5, n_burnin=5, n_chains=2, random_state=0)
-    with pytest.warns(ConvergenceWarning, match=r"R-hat .* bulk ESS .*targets: R-hat <= 1\.01"):
+    with pytest.warns(ConvergenceWarning, match=r"R-hat .* bulk ESS .*targets: R-hat <= 1\.01") as rec:
         model.fit(X)
+    # the projection of what the ESS target needs, from this fit's window and pace
+    assert re.search(r"from the last 5 sweeps of each chain\), an ESS of 200 needs about "
+                     r"[\d,]+ sweeps per chain in all, about [\d.,]+ s of sampling",
+                     next(str(w.message) for w in rec if w.category is ConvergenceWarning))
     report = model.convergence_
     assert report["converged"] is False and report["n_rounds"] == 1
     assert set(report["n_states"]) == {"r_hat", "ess_bulk", "ess_tail"}
@@ -690,6 +695,35 @@ def test_warning_says_when_the_figures_are_near_the_targets(r_hat, ess, tail, lo
     message = convergence_message(report, trace)
     assert ("near the targets" in message) is near
     assert "(targets: R-hat <= 1.01, ESS >= 400)" in message
+
+
+def test_warning_projects_the_sweeps_the_ess_target_needs():
+    """The warning says how many sweeps the lowest ESS would need to reach its
+    target if it grew in proportion to the sweeps: the window scaled by
+    target / ESS, over the three quarters of a chain that the window is."""
+    from sk_ihmm._diagnostics import convergence_message, projected_sweeps
+
+    trace = {"n_states": np.array([[5, 5, 6, 5], [6, 5, 5, 5]]),
+             "log_lik": np.full((2, 4), -10.0)}
+    # lowest ESS 100 (log_lik's tail) of a 750-sweep window: 3,000 sweeps of
+    # window, 4,000 in all
+    report = _report((1.015, 1.005), (200, 900), (300, 100))
+    assert projected_sweeps(report, 750) == 4000
+    message = convergence_message(report, trace, n_window=750, sweep_seconds=0.0123)
+    assert ("the lowest here, log_lik's tail ESS 100, comes from the last 750 sweeps of each "
+            "chain), an ESS of 400 needs about 4,000 sweeps per chain in all, about 49 s of "
+            "sampling at this fit's pace.") in message
+    assert "lower bound" not in message
+    # never fewer than the sweeps already run; R-hat far off: a lower bound
+    report = _report((1.2, 1.0), (390, 900))
+    assert projected_sweeps(report, 100) == report["n_sweeps"]
+    assert "lower bound" in convergence_message(report, trace, n_window=100)
+    # only R-hat misses its target, or no usable ESS: no projection
+    assert projected_sweeps(_report((1.015, 1.002), (450, 3000)), 750) is None
+    assert projected_sweeps(_report((math.nan, math.nan), (math.nan, math.nan)), 750) is None
+    assert "sweeps per chain in all" not in convergence_message(
+        _report((1.015, 1.002), (450, 3000)), trace, n_window=750)
+    assert "sweeps per chain in all" not in convergence_message(report, trace)
 
 
 def test_warning_figures_are_not_rounded_onto_the_target():
