@@ -45,7 +45,10 @@ target is not checked.
 Target per row (``PASS``/``FAIL``, and a final count): NMI >= hmmlearn NMI -
 0.03, ``|K - K_true| <= 1`` and no ConvergenceWarning.
 
-``--seeds N`` fits seeds ``0 .. N-1`` (default 1: seed 0). ``--quick``
+``--seeds N`` fits seeds ``0 .. N-1`` (default 1: seed 0). ``--data-seed S``
+generates every set with ``random_state=S`` instead of 0 -- other data from
+the same generators, to check that the targets hold beyond the five sets
+(written to ``defaults_dataS.txt``). ``--quick``
 divides every length by 5 (T = 600, 400, 600, 630 in 6 sequences, 800) for a
 smoke run. ``--jobs`` fans the independent fits (and the hmmlearn
 references) out over processes (``bench_reach.map_tasks``); the default, 1,
@@ -58,7 +61,7 @@ written to ``--out`` (default ``benchmarks/results/defaults.txt``, or
 
 Usage::
 
-    python benchmarks/bench_defaults.py [--quick] [--seeds 1] [--jobs 1]
+    python benchmarks/bench_defaults.py [--quick] [--seeds 1] [--data-seed 0] [--jobs 1]
         [--samplers rcd_gibbs rcd_blocked rcd_beam split_merge pgas]
         [--datasets phys1d multicol categorical multiseq pgas10] [--out PATH]
 """
@@ -99,41 +102,43 @@ HMMLEARN_ITER = 200
 # --------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------
-def _make(name, quick):
+def _make(name, quick, data_seed=0):
     div = 5 if quick else 1
+    rs = data_seed
     if name == "phys1d":
-        X, z = make_gaussian_hmm(3000 // div, n_states=5, random_state=0, sd=10.0,
+        X, z = make_gaussian_hmm(3000 // div, n_states=5, random_state=rs, sd=10.0,
                                  means=np.linspace(1450.0, 1550.0, 5))
         return X, z, None, "gaussian"
     if name == "multicol":
         X, z = make_multivariate_gaussian_hmm(
-            2000 // div, n_states=4, n_features=3, random_state=0,
+            2000 // div, n_states=4, n_features=3, random_state=rs,
             scales=(1.0, 100.0, 0.01), offsets=(0.0, 1500.0, -3.0))
         return X, z, None, "gaussian"
     if name == "categorical":
-        X, z = make_categorical_hmm(3000 // div, n_states=6, n_symbols=12, random_state=0)
+        X, z = make_categorical_hmm(3000 // div, n_states=6, n_symbols=12, random_state=rs)
         return X, z, None, "categorical"
     if name == "multiseq":
         lengths = [n // div for n in MULTISEQ_LENGTHS]
         means = 20.0 + 3.0 * np.array([-2.0, -0.5, 1.0, 4.0])
         X, z = make_gaussian_hmm(n_states=4, means=means, sd=1.5, lengths=lengths,
-                                 random_state=0)
+                                 random_state=rs)
         return X, z, lengths, "gaussian"
     if name == "pgas10":
-        X, z = make_gaussian_hmm(4000 // div, n_states=10, random_state=0)
+        X, z = make_gaussian_hmm(4000 // div, n_states=10, random_state=rs)
         return X, z, None, "gaussian"
     raise ValueError(f"Unknown data set {name!r}; expected one of {DATASETS}.")
 
 
-def datasets(quick=False, names=DATASETS):
+def datasets(quick=False, names=DATASETS, data_seed=0):
     """The benchmark's data sets: ``{name: (X, states, lengths, emission)}``.
 
     ``lengths`` is ``None`` for single sequences and a list of ints for
     ``"multiseq"``; ``emission`` is ``"gaussian"`` or ``"categorical"``.
     ``quick=True`` divides every length by 5. Everything is generated with
-    ``random_state=0``, so the data are the same on every call.
+    ``random_state=data_seed`` (0: the benchmark's own sets), so the data are
+    the same on every call.
     """
-    return {name: _make(name, quick) for name in names}
+    return {name: _make(name, quick, data_seed) for name in names}
 
 
 # --------------------------------------------------------------------------
@@ -159,14 +164,14 @@ def _compact(value, depth=0):
     return repr(value)
 
 
-def fit_ihmm(name, sampler, seed, quick):
+def fit_ihmm(name, sampler, seed, quick, data_seed=0):
     """Fit ``InfiniteHMM`` at its defaults; a dict of results (picklable)."""
     from sklearn.exceptions import ConvergenceWarning
 
     from sk_ihmm import InfiniteHMM
     from sk_ihmm.metrics import normalized_mutual_information
 
-    X, z, lengths, emission = _make(name, quick)
+    X, z, lengths, emission = _make(name, quick, data_seed)
     kwargs = {"sampler": sampler, "random_state": seed}
     if emission != "gaussian":          # Gaussian sets: the default emission
         kwargs["emission"] = emission
@@ -201,7 +206,7 @@ def _hmmlearn():
     return hmmlearn_module()
 
 
-def fit_hmmlearn(name, quick):
+def fit_hmmlearn(name, quick, data_seed=0):
     """hmmlearn told the true K, best of 5 restarts by training
     log-likelihood; ``None`` when hmmlearn is not installed."""
     from sk_ihmm.metrics import normalized_mutual_information
@@ -209,7 +214,7 @@ def fit_hmmlearn(name, quick):
     hmm = _hmmlearn()
     if hmm is None:
         return None
-    X, z, lengths, emission = _make(name, quick)
+    X, z, lengths, emission = _make(name, quick, data_seed)
     k_true = int(np.unique(z).size)
     best = None
     t0 = time.perf_counter()
@@ -235,11 +240,11 @@ def fit_hmmlearn(name, quick):
     return {"nmi": float(nmi), "loglik": best[0], "seconds": time.perf_counter() - t0}
 
 
-def run_task(kind, name, sampler, seed, quick):
+def run_task(kind, name, sampler, seed, quick, data_seed=0):
     """Dispatch of one task of :func:`map_tasks`."""
     if kind == "hmmlearn":
-        return fit_hmmlearn(name, quick)
-    return fit_ihmm(name, sampler, seed, quick)
+        return fit_hmmlearn(name, quick, data_seed)
+    return fit_ihmm(name, sampler, seed, quick, data_seed)
 
 
 # --------------------------------------------------------------------------
@@ -266,6 +271,9 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=1, help="fit seeds 0 .. SEEDS-1 (default: 0 only)")
     ap.add_argument("--jobs", type=int, default=1, help="processes for independent fits")
     ap.add_argument("--quick", action="store_true", help="every length divided by 5")
+    ap.add_argument("--data-seed", type=int, default=0,
+                    help="random_state of the generated data sets (default 0, the benchmark's "
+                         "own; others check that the targets hold beyond them)")
     ap.add_argument("--out", default=None,
                     help="output file (default benchmarks/results/defaults.txt, "
                          "defaults_quick.txt with --quick)")
@@ -273,7 +281,8 @@ def main(argv=None):
     if args.seeds < 1:
         ap.error("--seeds must be at least 1")
     out_path = os.path.abspath(args.out) if args.out else os.path.join(
-        HERE, "results", "defaults_quick.txt" if args.quick else "defaults.txt")
+        HERE, "results", ("defaults_quick" if args.quick else "defaults")
+        + (f"_data{args.data_seed}" if args.data_seed else "") + ".txt")
     command = "python benchmarks/bench_defaults.py " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
 
@@ -284,11 +293,13 @@ def main(argv=None):
         lines.append(line)
 
     out(f"# {command.strip()}")
+    if args.data_seed:
+        out(f"# data sets generated with random_state={args.data_seed} (the benchmark's own: 0)")
     out("# InfiniteHMM(sampler=s, random_state=seed), everything else at its default; "
         "hmmlearn told the true K (best of 5 restarts)")
     out(f"# targets: NMI >= hmmlearn NMI - {NMI_SLACK}, |K - K_true| <= {K_TOL}, "
         "no ConvergenceWarning")
-    data = datasets(args.quick, args.datasets)
+    data = datasets(args.quick, args.datasets, args.data_seed)
     for name, (X, z, lengths, emission) in data.items():
         seq = f"{len(lengths)} sequences {lengths}" if lengths else "1 sequence"
         out(f"# {name:<11} X {X.shape} {X.dtype}, {seq}, K_true={np.unique(z).size}, "
@@ -296,11 +307,12 @@ def main(argv=None):
             f"sds {np.round(X.std(axis=0), 3).tolist()}")
 
     have_hmmlearn = _hmmlearn() is not None
-    tasks = [("ihmm", name, s, seed, args.quick)
+    tasks = [("ihmm", name, s, seed, args.quick, args.data_seed)
              for name in args.datasets for s in args.samplers for seed in range(args.seeds)]
     if have_hmmlearn:
         # the slow EM references first, so that they overlap the fits
-        tasks = [("hmmlearn", name, None, None, args.quick) for name in args.datasets] + tasks
+        tasks = [("hmmlearn", name, None, None, args.quick, args.data_seed)
+                 for name in args.datasets] + tasks
     t0 = time.time()
     done = map_tasks(run_task, tasks, args.jobs)
 
@@ -314,7 +326,8 @@ def main(argv=None):
     for name in args.datasets:
         z = data[name][1]
         k_true = int(np.unique(z).size)
-        ref = done.get(("hmmlearn", name, None, None, args.quick)) if have_hmmlearn else None
+        ref = (done.get(("hmmlearn", name, None, None, args.quick, args.data_seed))
+               if have_hmmlearn else None)
         if not have_hmmlearn:
             ref_txt = "hmmlearn not installed"
         elif ref is None or "error" in ref:
@@ -323,7 +336,7 @@ def main(argv=None):
             ref_txt = f"{ref['nmi']:.3f}"
         for s in args.samplers:
             for seed in range(args.seeds):
-                res = done[("ihmm", name, s, seed, args.quick)]
+                res = done[("ihmm", name, s, seed, args.quick, args.data_seed)]
                 ok, reasons = check(res, k_true, ref)
                 n_rows += 1
                 n_pass += ok
