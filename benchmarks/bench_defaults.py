@@ -47,8 +47,8 @@ Target per row (``PASS``/``FAIL``, and a final count): NMI >= hmmlearn NMI -
 
 ``--seeds N`` fits seeds ``0 .. N-1`` (default 1: seed 0). ``--data-seed S``
 generates every set with ``random_state=S`` instead of 0 -- other data from
-the same generators, to check that the targets hold beyond the five sets
-(written to ``defaults_dataS.txt``). ``--quick``
+the same generators, to check that the targets hold beyond the five sets.
+``--quick``
 divides every length by 5 (T = 600, 400, 600, 630 in 6 sequences, 800) for a
 smoke run. ``--jobs`` fans the independent fits (and the hmmlearn
 references) out over processes (``bench_reach.map_tasks``); the default, 1,
@@ -57,7 +57,8 @@ threads on every core, and ``max_time`` is wall time), while ``--jobs 2``
 shares the cores between two fits, each of which then gets about half the
 sweeps within ``max_time``. The table is
 written to ``--out`` (default ``benchmarks/results/defaults.txt``, or
-``defaults_quick.txt`` with ``--quick``) with the command line at the top.
+``defaults_quick.txt`` with ``--quick``; ``_dataS`` before ``.txt`` with
+``--data-seed S``) with the command line at the top.
 
 Usage::
 
@@ -276,10 +277,13 @@ def main(argv=None):
                          "own; others check that the targets hold beyond them)")
     ap.add_argument("--out", default=None,
                     help="output file (default benchmarks/results/defaults.txt, "
-                         "defaults_quick.txt with --quick)")
+                         "defaults_quick.txt with --quick, _dataS before .txt with "
+                         "--data-seed S)")
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error("--seeds must be at least 1")
+    if args.data_seed < 0:
+        ap.error("--data-seed must be a non-negative integer")
     out_path = os.path.abspath(args.out) if args.out else os.path.join(
         HERE, "results", ("defaults_quick" if args.quick else "defaults")
         + (f"_data{args.data_seed}" if args.data_seed else "") + ".txt")

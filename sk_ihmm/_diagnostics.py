@@ -288,23 +288,26 @@ def projected_sweeps(report, n_window, keys=CONVERGENCE_KEYS):
     report : dict
         A :func:`convergence_report`.
     n_window : int
-        Sweeps per chain the report's diagnostics cover (its window).
+        Sweeps per chain the report's diagnostics cover (its window, the
+        last ``n_window`` of ``report["n_sweeps"]``).
     keys : sequence of str
 
     Returns
     -------
     sweeps : int or None
-        ``n_window * ess_min / lowest_ess`` sweeps of window, over the three
-        quarters of a chain that the budget mode's window keeps
-        (:mod:`sk_ihmm._budget`), never fewer than the sweeps run; ``None``
-        when every ESS meets its target (only R-hat fails) or none is usable.
+        A window of ``n_window * ess_min / lowest_ess`` sweeps, after the
+        burn-in the fit has now or a quarter of the chain, whichever is
+        longer (the budget mode's window, :mod:`sk_ihmm._budget`): always
+        more than the sweeps run. ``None`` when every ESS meets its target
+        (only R-hat fails) or none is usable.
     """
     low = _lowest_ess(report, keys)
     target = report["thresholds"]["ess_min"]
     if low is None or low[2] >= target or n_window <= 0:
         return None
-    window = n_window * target / low[2]
-    return max(int(math.ceil(window / 0.75)), int(report["n_sweeps"]))
+    window = int(math.ceil(n_window * target / low[2]))
+    burnin = int(report["n_sweeps"]) - int(n_window)
+    return max(int(math.ceil(window / 0.75)), burnin + window)
 
 
 def _lowest_ess(report, keys):
@@ -317,25 +320,31 @@ def _lowest_ess(report, keys):
 def _rough(n):
     """``n`` to two significant figures, with thousands separators."""
     n = float(n)
-    if n >= 100:
-        digits = int(math.floor(math.log10(n))) - 1
-        n = round(n / 10 ** digits) * 10 ** digits
-    return f"{n:,.0f}"
+    if n < 100:
+        return f"{float(f'{n:.2g}'):g}"
+    digits = int(math.floor(math.log10(n))) - 1
+    return f"{round(n / 10 ** digits) * 10 ** digits:,.0f}"
 
 
-def _projection(report, n_window, sweep_seconds, keys):
+def _projection(report, n_window, sweep_seconds, max_sweeps, keys):
     """The warning's sentence on the sweeps the ESS target needs ('' if none)."""
     sweeps = projected_sweeps(report, n_window, keys)
     if sweeps is None:
         return ""
     key, kind, low = _lowest_ess(report, keys)
-    text = (f" If the ESS grows in proportion to the sweeps (the lowest here, {key}'s "
-            f"{kind.split('_')[1]} ESS {_down(low)}, comes from the last {n_window:,} sweeps of "
-            f"each chain), an ESS of {report['thresholds']['ess_min']} needs about "
-            f"{_rough(sweeps)} sweeps per chain in all")
+    more = sweeps - int(report["n_sweeps"])
+    shown = f"{low:.1f}" if low < 10 else _down(low)
+    text = (f" If the ESS grows in proportion to the sweeps (the lowest here, the "
+            f"{kind.split('_')[1]} ESS of {key}, {shown}, comes from the last {n_window:,} "
+            f"sweeps of each chain), an ESS of {report['thresholds']['ess_min']} needs about "
+            f"{_rough(sweeps)} sweeps per chain, {_rough(more)} more")
     if sweep_seconds is not None and np.isfinite(sweep_seconds) and sweep_seconds > 0:
-        text += f", about {_rough(sweeps * sweep_seconds)} s of sampling at this fit's pace"
+        seconds = more * sweep_seconds
+        text += (", under a second" if seconds < 1 else
+                 f", about {_rough(seconds)} s") + " at this fit's pace"
     text += "."
+    if max_sweeps is not None and sweeps > max_sweeps:
+        text += f" That is more than max_sweeps={max_sweeps}."
     if any(report[key]["r_hat"] > NEAR_RHAT_MAX for key in keys):
         text += (" With R-hat this far above 1 the chains have not met yet, so take that as a "
                  "lower bound.")
@@ -343,13 +352,14 @@ def _projection(report, n_window, sweep_seconds, keys):
 
 
 def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
-                        sweep_seconds=None):
+                        sweep_seconds=None, max_sweeps=None):
     """The text of the ConvergenceWarning of an unconverged fit.
 
     ``n_window`` (sweeps per chain that the diagnostics cover) adds how many
     sweeps the ESS target would take at the rate measured
-    (:func:`projected_sweeps`), and ``sweep_seconds`` (seconds a sweep of
-    every chain took in this fit) how long.
+    (:func:`projected_sweeps`), ``sweep_seconds`` (wall seconds a sweep of
+    every chain takes) how long, and ``max_sweeps`` whether the budget
+    allows them.
     """
     th = report["thresholds"]
     parts = []
@@ -371,7 +381,8 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
         f"({n_rounds} round{'s' if n_rounds != 1 else ''}, {report.get('seconds', math.nan):.1f} s): "
         + "; ".join(parts)
         + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}).{near}"
-        + ("" if n_window is None else _projection(report, n_window, sweep_seconds, keys))
+        + ("" if n_window is None
+           else _projection(report, n_window, sweep_seconds, max_sweeps, keys))
         + f" The chains end with {last_k} states. Treat n_states_ and the point summaries with care: raise "
         "max_time or max_sweeps (or continue with warm_start=True), run the chains on more "
         "cores (n_jobs), or try another sampler; model.diagnostics(), "

@@ -715,7 +715,6 @@ class InfiniteHMM(BaseEstimator):
                                      self.n_burnin, self.thin, self.verbose, c))
                      for c, seed in enumerate(root.spawn(self.n_chains))]
         previous, self._chains = (self._chains if warm else None), None
-        n_before = previous[0].n_sweeps if previous is not None else 0
         # a Ctrl-C between rounds (in this Python code, not in a chain) is
         # deferred too and ends the rounds like one inside them
         with _progress_display(self.progress, self.n_chains) as display, deferred_interrupts():
@@ -725,7 +724,7 @@ class InfiniteHMM(BaseEstimator):
                 return (time.perf_counter() - t_start - clock.seconds
                         - runner.worker_compile_seconds)
 
-            chains, n_burnin, thin, n_rounds, report = self._run_rounds(
+            chains, n_burnin, thin, n_rounds, report, sweep_seconds = self._run_rounds(
                 runner, tasks, previous, problem, n_burnin, thin, n_rounds, budget_seconds)
             runner.interrupted |= take_interrupt()
         if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
@@ -758,11 +757,10 @@ class InfiniteHMM(BaseEstimator):
                      f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
                      f"{len(kept)} chains), unconverged.", UserWarning)
             elif not report["converged"]:
-                n_run = self.n_sweeps_ - n_before
-                sampling = report["seconds"] - report["compile_seconds"]
                 warn(_diagnostics.convergence_message(
                     report, self.trace_, n_window=self.n_sweeps_ - self.n_burnin_,
-                    sweep_seconds=sampling / n_run if n_run > 0 else None), ConvergenceWarning)
+                    sweep_seconds=sweep_seconds, max_sweeps=self.max_sweeps),
+                     ConvergenceWarning)
             # the number of states of the posterior pooled over chains; the
             # representative is the best kept sample (joint at the level of table
             # counts) among those with the most frequent number of major states,
@@ -784,7 +782,10 @@ class InfiniteHMM(BaseEstimator):
                     budget_seconds):
         """The first round, then more while unconverged and within the budget
         (``budget_seconds()``: the time spent so far that counts against
-        ``max_time``)."""
+        ``max_time``). Returns the chains, the window (``n_burnin``,
+        ``thin``), the rounds, the last report and the wall seconds a sweep
+        of every chain takes (``round_seconds``: the last round's, or the
+        chains' CPU time after a single round)."""
         chains = runner(tasks, previous)
         report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
         measured = None     # budget seconds per sweep of the last round after the first
@@ -815,7 +816,8 @@ class InfiniteHMM(BaseEstimator):
                 else:
                     n_burnin, thin, evenly_kept = n_done, round_thin, True
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
-        return chains, n_burnin, thin, n_rounds, report
+        return (chains, n_burnin, thin, n_rounds, report,
+                round_seconds(chains, 1, self.n_jobs, measured))
 
     def _initializer(self, problem, chain_id):
         """The initial labels of chain ``chain_id``: a callable of its Generator."""

@@ -388,15 +388,31 @@ def test_unconverged_fit_warns_with_figures():
     model = InfiniteHMM(max_time=0, n_samples=5, n_burnin=5, n_chains=2, random_state=0)
     with pytest.warns(ConvergenceWarning, match=r"R-hat .* bulk ESS .*targets: R-hat <= 1\.01") as rec:
         model.fit(X)
-    # the projection of what the ESS target needs, from this fit's window and pace
-    assert re.search(r"from the last 5 sweeps of each chain\), an ESS of 200 needs about "
-                     r"[\d,]+ sweeps per chain in all, about [\d.,]+ s of sampling",
-                     next(str(w.message) for w in rec if w.category is ConvergenceWarning))
+    _check_projection(model, rec)
     report = model.convergence_
     assert report["converged"] is False and report["n_rounds"] == 1
     assert set(report["n_states"]) == {"r_hat", "ess_bulk", "ess_tail"}
     assert report["thresholds"] == {"r_hat_max": 1.01, "ess_min": 200}
     assert model.n_sweeps_ == 10 and model.n_burnin_ == 5
+    # continued: the projection covers the whole chain and its window now
+    model.set_params(warm_start=True, n_burnin=0)
+    with pytest.warns(ConvergenceWarning) as rec:
+        model.fit(X)
+    assert model.n_sweeps_ == 15
+    _check_projection(model, rec)
+
+
+def _check_projection(model, rec):
+    """The warning's projection is that of the fitted model's report and window."""
+    from sk_ihmm._diagnostics import _rough, projected_sweeps
+
+    message = next(str(w.message) for w in rec if w.category is ConvergenceWarning)
+    report, window = model.convergence_, model.n_sweeps_ - model.n_burnin_
+    sweeps = projected_sweeps(report, window)
+    assert sweeps is not None and sweeps > model.n_sweeps_
+    assert re.search(rf"comes from the last {window} sweeps of each chain\), an ESS of 200 needs "
+                     rf"about {_rough(sweeps)} sweeps per chain, {_rough(sweeps - model.n_sweeps_)}"
+                     r" more, (about [\d.,]+ s|under a second) at this fit's pace\.", message)
 
 
 def test_budget_mode_runs_rounds_until_converged():
@@ -700,30 +716,43 @@ def test_warning_says_when_the_figures_are_near_the_targets(r_hat, ess, tail, lo
 def test_warning_projects_the_sweeps_the_ess_target_needs():
     """The warning says how many sweeps the lowest ESS would need to reach its
     target if it grew in proportion to the sweeps: the window scaled by
-    target / ESS, over the three quarters of a chain that the window is."""
+    target / ESS, after the current burn-in or a quarter of the chain."""
     from sk_ihmm._diagnostics import convergence_message, projected_sweeps
 
     trace = {"n_states": np.array([[5, 5, 6, 5], [6, 5, 5, 5]]),
              "log_lik": np.full((2, 4), -10.0)}
-    # lowest ESS 100 (log_lik's tail) of a 750-sweep window: 3,000 sweeps of
-    # window, 4,000 in all
+    # lowest ESS 100 (log_lik's tail) of a 750-sweep window of 1,000 sweeps:
+    # 3,000 sweeps of window, 4,000 in all, 3,000 more
     report = _report((1.015, 1.005), (200, 900), (300, 100))
     assert projected_sweeps(report, 750) == 4000
-    message = convergence_message(report, trace, n_window=750, sweep_seconds=0.0123)
-    assert ("the lowest here, log_lik's tail ESS 100, comes from the last 750 sweeps of each "
-            "chain), an ESS of 400 needs about 4,000 sweeps per chain in all, about 49 s of "
-            "sampling at this fit's pace.") in message
+    message = convergence_message(report, trace, n_window=750, sweep_seconds=0.0123,
+                                  max_sweeps=100_000)
+    assert ("(the lowest here, the tail ESS of log_lik, 100, comes from the last 750 sweeps of "
+            "each chain), an ESS of 400 needs about 4,000 sweeps per chain, 3,000 more, about "
+            "37 s at this fit's pace.") in message
+    assert "max_sweeps" not in message.split("pace.")[1].split("The chains end")[0]
     assert "lower bound" not in message
-    # never fewer than the sweeps already run; R-hat far off: a lower bound
-    report = _report((1.2, 1.0), (390, 900))
-    assert projected_sweeps(report, 100) == report["n_sweeps"]
-    assert "lower bound" in convergence_message(report, trace, n_window=100)
+    assert "more than max_sweeps=3000" in convergence_message(report, trace, n_window=750,
+                                                              max_sweeps=3000)
+    # a short window after a long burn-in: the burn-in stays, so the figure is
+    # always more than the sweeps run; R-hat far off: a lower bound; an ESS
+    # under 10 shows its first decimal; seconds under one say so
+    report = _report((1.2, 1.0), (20, 900))
+    assert projected_sweeps(report, 100) == 900 + 2000
+    message = convergence_message(report, trace, n_window=100)
+    assert "needs about 2,900 sweeps per chain, 1,900 more." in message
+    assert "lower bound" in message
+    report = _report((1.005, 1.0), (3.46, 900))
+    assert projected_sweeps(report, 100) == math.ceil(math.ceil(100 * 400 / 3.46) / 0.75)
+    message = convergence_message(report, trace, n_window=100, sweep_seconds=1e-5)
+    assert "the bulk ESS of n_states, 3.5," in message and "lower bound" not in message
+    assert "15,000 sweeps per chain, 14,000 more, under a second at this fit's pace" in message
     # only R-hat misses its target, or no usable ESS: no projection
     assert projected_sweeps(_report((1.015, 1.002), (450, 3000)), 750) is None
     assert projected_sweeps(_report((math.nan, math.nan), (math.nan, math.nan)), 750) is None
-    assert "sweeps per chain in all" not in convergence_message(
+    assert "sweeps per chain," not in convergence_message(
         _report((1.015, 1.002), (450, 3000)), trace, n_window=750)
-    assert "sweeps per chain in all" not in convergence_message(report, trace)
+    assert "sweeps per chain," not in convergence_message(report, trace)
 
 
 def test_warning_figures_are_not_rounded_onto_the_target():
