@@ -383,9 +383,9 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
         + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}).{near}"
         + ("" if n_window is None
            else _projection(report, n_window, sweep_seconds, max_sweeps, keys))
-        + f" The chains end with {last_k} states. Treat n_states_ and the point summaries with care: raise "
-        "max_time or max_sweeps (or continue with warm_start=True), run the chains on more "
-        "cores (n_jobs), or try another sampler; model.diagnostics(), "
+        + f" The chains end with {last_k} states. Treat n_states_ and the point summaries "
+        "with care: raise max_time or max_sweeps (or continue with warm_start=True), run the "
+        "chains on more cores (n_jobs), or try another sampler; model.diagnostics(), "
         "model.n_states_posterior_ and model.convergence_ have the details."
     )
 

@@ -386,7 +386,8 @@ def test_chains_are_equivariant_autoregressive(sampler, scales):
 def test_unconverged_fit_warns_with_figures():
     X, _ = make_gaussian_hmm(200, 3, random_state=0)
     model = InfiniteHMM(max_time=0, n_samples=5, n_burnin=5, n_chains=2, random_state=0)
-    with pytest.warns(ConvergenceWarning, match=r"R-hat .* bulk ESS .*targets: R-hat <= 1\.01") as rec:
+    with pytest.warns(ConvergenceWarning,
+                      match=r"R-hat .* bulk ESS .*targets: R-hat <= 1\.01") as rec:
         model.fit(X)
     _check_projection(model, rec)
     report = model.convergence_
