@@ -724,7 +724,7 @@ class InfiniteHMM(BaseEstimator):
                 return (time.perf_counter() - t_start - clock.seconds
                         - runner.worker_compile_seconds)
 
-            chains, n_burnin, thin, n_rounds, report, sweep_seconds = self._run_rounds(
+            chains, n_burnin, thin, n_rounds, report, measured = self._run_rounds(
                 runner, tasks, previous, problem, n_burnin, thin, n_rounds, budget_seconds)
             runner.interrupted |= take_interrupt()
         if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
@@ -757,6 +757,9 @@ class InfiniteHMM(BaseEstimator):
                      f"samples drawn so far ({sum(len(s) for s in self.snapshots_)} from "
                      f"{len(kept)} chains), unconverged.", UserWarning)
             elif not report["converged"]:
+                # wall seconds a sweep of every chain takes (here, where every
+                # chain has run its sweeps: an interrupted one may have none)
+                sweep_seconds = round_seconds(chains, 1, self.n_jobs, measured)
                 warn(_diagnostics.convergence_message(
                     report, self.trace_, n_window=self.n_sweeps_ - self.n_burnin_,
                     sweep_seconds=sweep_seconds, max_sweeps=self.max_sweeps),
@@ -783,9 +786,9 @@ class InfiniteHMM(BaseEstimator):
         """The first round, then more while unconverged and within the budget
         (``budget_seconds()``: the time spent so far that counts against
         ``max_time``). Returns the chains, the window (``n_burnin``,
-        ``thin``), the rounds, the last report and the wall seconds a sweep
-        of every chain takes (``round_seconds``: the last round's, or the
-        chains' CPU time after a single round)."""
+        ``thin``), the rounds, the last report and the wall seconds per
+        sweep of the last round after the first (``None`` after one
+        round)."""
         chains = runner(tasks, previous)
         report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
         measured = None     # budget seconds per sweep of the last round after the first
@@ -816,8 +819,7 @@ class InfiniteHMM(BaseEstimator):
                 else:
                     n_burnin, thin, evenly_kept = n_done, round_thin, True
             report = _diagnostics.convergence_report(_stack_trace(chains), n_burnin)
-        return (chains, n_burnin, thin, n_rounds, report,
-                round_seconds(chains, 1, self.n_jobs, measured))
+        return chains, n_burnin, thin, n_rounds, report, measured
 
     def _initializer(self, problem, chain_id):
         """The initial labels of chain ``chain_id``: a callable of its Generator."""
