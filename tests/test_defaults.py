@@ -137,6 +137,29 @@ def test_integer_codes_with_gaussian_emission_warn():
             InfiniteHMM(max_time=0, n_samples=2, n_burnin=2, n_chains=1, random_state=0).fit(X)
 
 
+@pytest.mark.parametrize("covariance_type", ["full", "diag"])
+def test_columns_of_few_values_warn(covariance_type):
+    # such a column decides the fit: 12 values drawn independently of the
+    # states gave 12 states, one per value (doc/model.rst)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=300)
+    quick = dict(max_time=0, n_samples=2, n_burnin=2, n_chains=1, random_state=0,
+                 covariance_type=covariance_type)
+    cases = [(np.full(300, 3.0), "column 1 is constant \\(3\\)"),
+             (rng.integers(0, 12, 300).astype(float), "column 1 takes only 12 distinct values "
+                                                      "\\(0 to 11\\)")]
+    for column, message in cases:
+        with pytest.warns(UserWarning, match=message):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                InfiniteHMM(**quick).fit(np.column_stack([x, column]))
+    for X in (np.column_stack([x, rng.normal(size=300)]), np.ones((300, 2))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.filterwarnings("error", message=".*distinct values|.*is constant")
+            InfiniteHMM(**quick).fit(X)
+
+
 # ------------------------------------------------------- exact posterior
 Y1 = np.array([-1.0, -0.8, 1.1, 0.9, -1.2, 1.3])[:, None]
 Y2 = np.array([[-1.0, 0.2], [-0.8, 0.1], [1.1, -0.7], [0.9, -0.4], [-1.2, 0.5], [1.3, -1.0]])

@@ -26,6 +26,8 @@ from typing import Any, Optional
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._warn import warn
+
 __all__ = ["EmissionFamily", "Kernels", "family_tag"]
 
 LOG_2PI = math.log(2.0 * math.pi)
@@ -312,6 +314,52 @@ def positive_definite_scale(cov):
     if eig.min() < 1e-10:
         cov = cov + 1e-6 * np.diag(diag)
     return cov
+
+
+#: A column of multi-column Gaussian data with at most this many distinct
+#: values draws a warning (:func:`warn_few_values`).
+FEW_VALUES_MAX_DISTINCT = 50
+
+
+def warn_few_values(X):
+    """Warn when a column of multi-column Gaussian data takes few distinct values.
+
+    A Gaussian state whose steps share one value of a column has zero
+    variance there, and the marginal likelihood rewards that the more the
+    more steps share it, so the states follow such a column instead of the
+    others: with a column of 12 values drawn independently of the states,
+    a default fit found 12 states, one per value (NMI 0.003). One column is
+    left to :func:`sk_ihmm.emissions.gaussian.warn_integer_codes`; data whose
+    every column is constant have one state, the right answer.
+    """
+    if X.ndim != 2 or X.shape[1] < 2:
+        return
+    found = []
+    for d in range(X.shape[1]):
+        v = X[:, d]
+        v = v[~np.isnan(v)]
+        values = np.unique(v)
+        if values.shape[0] <= FEW_VALUES_MAX_DISTINCT and v.shape[0] >= 2 * values.shape[0]:
+            found.append((d, values))
+    if not found or len(found) == X.shape[1] and all(v.shape[0] == 1 for _, v in found):
+        return
+    def say(d, values):
+        if values.shape[0] == 1:
+            return f"column {d} is constant ({values[0]:g})"
+        return (f"column {d} takes only {values.shape[0]} distinct values "
+                f"({values[0]:g} to {values[-1]:g})")
+
+    listed = "; ".join(say(d, v) for d, v in found[:5]) + ("; ..." if len(found) > 5 else "")
+    warn(
+        f"In X ({X.shape[0]:,} rows, {X.shape[1]} columns) {listed}. With Gaussian emissions a "
+        "state whose steps share one value of a column has zero variance in it, which the "
+        "marginal likelihood rewards the more the more steps share the value, so the states "
+        "follow such columns (often one state per value) rather than the others. Drop constant "
+        "columns (sklearn.feature_selection.VarianceThreshold); fit category codes or counts "
+        "on their own with emission='categorical' or 'poisson'; for a measurement rounded to "
+        "a step h, add uniform noise on (-h/2, h/2).",
+        UserWarning,
+    )
 
 
 def check_integer_codes(X, family, what):

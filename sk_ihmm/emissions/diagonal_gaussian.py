@@ -28,7 +28,8 @@ from numba import njit
 from scipy.special import gammaln
 
 from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
-                    Kernels, check_real_rows, columns_of, data_moments, family_tag)
+                    Kernels, check_real_rows, columns_of, data_moments, family_tag,
+                    warn_few_values)
 from .gaussian import lgamma_half_step, warn_integer_codes
 
 __all__ = ["DiagonalGaussian"]
@@ -254,6 +255,7 @@ class DiagonalGaussian(EmissionFamily):
 
     def warn_data(self, X):
         warn_integer_codes(X)
+        warn_few_values(X)
 
     @staticmethod
     def _per_column(value, d, name):

@@ -19,7 +19,7 @@ from numba import njit
 
 from ._base import (LOG_2PI, PRIOR_COVARIANCE_FRACTION, PRIOR_MEAN_PRECISION, EmissionFamily,
                     Kernels, check_real_rows, columns_of, data_moments, family_tag,
-                    positive_definite_scale)
+                    positive_definite_scale, warn_few_values)
 from ._wishart import sample_inverse_wishart_cholesky
 
 __all__ = ["MultivariateGaussian"]
@@ -411,6 +411,9 @@ class MultivariateGaussian(EmissionFamily):
 
     def dimension(self, X):
         return X.shape[1]
+
+    def warn_data(self, X):
+        warn_few_values(X)
 
     def draw(self, summary, states, rng):
         chol = np.linalg.cholesky(summary["covars_"][states])
