@@ -40,12 +40,17 @@ of one do not leak into another) in this order:
     a lingering start or a slow mode: how soon the checks pass, and how
     often a pass is biased, when they look at the last half or the last
     three quarters of the sweeps (``--quick``: 20 repetitions, no file
-    written).
+    written);
+14. ``bench_duplicate_states.py`` -- the extra states of one-step visits
+    that slow the number of states: why a split-merge move does not remove
+    them (their merge's Metropolis-Hastings ratio under a Jain-Neal
+    restricted Gibbs split; ``--quick``: 600 samples, no file written).
 
 All output is printed as it comes and saved to ``benchmarks/results/run.txt``
 (``run_quick.txt`` with ``--quick``); ``bench_real``, ``bench_scale``,
 ``bench_sequence2``, ``bench_pgas_paper``, ``bench_defaults``,
-``bench_mocap6``, ``bench_rhat_noise`` and ``bench_burnin`` also write their
+``bench_mocap6``, ``bench_rhat_noise``, ``bench_burnin`` and
+``bench_duplicate_states`` also write their
 own tables under ``benchmarks/results/`` (the tables of ``bench_reach`` and
 ``bench_mixing`` are copied by hand to ``reach*.txt`` and ``mixing.txt``).
 
@@ -53,7 +58,8 @@ Usage::
 
     python benchmarks/run.py [--quick]
         [--only ffbs samplers real scale sequence1 sequence2 pgas_paper pgas_figure5 reach
-                mixing defaults mocap6 rhat_noise burnin]
+                mixing defaults mocap6 rhat_noise burnin
+                duplicates]
 """
 
 import argparse
@@ -66,7 +72,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 NAMES = ("ffbs", "samplers", "real", "scale", "sequence1", "sequence2", "pgas_paper",
-         "pgas_figure5", "reach", "mixing", "defaults", "mocap6", "rhat_noise", "burnin")
+         "pgas_figure5", "reach", "mixing", "defaults", "mocap6", "rhat_noise", "burnin",
+         "duplicates")
 
 
 def _sequence1_args(path, quick):
@@ -119,6 +126,8 @@ def commands(quick, samplers_budget):
                  + (["--reps", "40", "--out", "-"] if quick else [])))
     cmds.append(("burnin", ["bench_burnin.py"]
                  + (["--reps", "20", "--out", "-"] if quick else [])))
+    cmds.append(("duplicates", ["bench_duplicate_states.py"]
+                 + (["--quick", "--out", "-"] if quick else [])))
     return cmds
 
 

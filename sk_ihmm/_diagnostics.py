@@ -376,9 +376,14 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
                 "chains may only be short of draws: continuing them (warm_start=True, "
                 "n_burnin=0) is the first thing to try.")
     n_rounds = report.get('n_rounds', 1)
+    # max_time leaves out compiling: a first fit's 20 s of it would otherwise
+    # look like the budget overrun
+    compiling = report.get("compile_seconds", 0.0)
+    compiling = f", of which {compiling:.1f} s compiling" if compiling >= 0.5 else ""
     return (
         f"The chains did not converge after {report['n_sweeps']} sweeps each "
-        f"({n_rounds} round{'s' if n_rounds != 1 else ''}, {report.get('seconds', math.nan):.1f} s): "
+        f"({n_rounds} round{'s' if n_rounds != 1 else ''}, "
+        f"{report.get('seconds', math.nan):.1f} s{compiling}): "
         + "; ".join(parts)
         + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}).{near}"
         + ("" if n_window is None

@@ -793,3 +793,8 @@ def test_warning_figures_are_not_rounded_onto_the_target():
     assert "n_states: R-hat 1.011, bulk ESS 399, tail ESS 1000" in message
     assert "log_lik: R-hat 1.000, bulk ESS 900, tail ESS 412" in message
     assert "(1 round, " in message
+    # max_time leaves out compiling, so the time says how much of it there was
+    report["seconds"], report["compile_seconds"] = 25.7, 20.8
+    assert "(1 round, 25.7 s, of which 20.8 s compiling): " in convergence_message(report, trace)
+    report["compile_seconds"] = 0.0
+    assert "(1 round, 25.7 s): " in convergence_message(report, trace)
