@@ -75,6 +75,14 @@ def _check_layout(X):
                 "shape (n_steps, n_features), or 1-D for one feature: then concatenate and "
                 "reshape(-1, 1))."
             ) from None
+    if ndim is not None and ndim >= 3:
+        shape = tuple(int(v) for v in np.shape(X))
+        raise ValueError(
+            f"Expected a 2-D X of shape (n_samples, n_features), one row per time step; got a "
+            f"{ndim}-D array of shape {shape}. Several sequences of equal length go in "
+            "concatenated, with their lengths: for X of shape (n_sequences, n_steps, "
+            f"n_features), fit(X.reshape(-1, X.shape[-1]), lengths=[{shape[1]}] * {shape[0]})."
+        )
     if ndim == 1:
         raise ValueError(
             f"Expected a 2-D X of shape (n_samples, n_features), one row per time step; got a 1-D "
@@ -150,7 +158,8 @@ def _sequence_bounds(n_rows, lengths, sequence_ids):
     if lens.dtype.kind not in "iu":
         raise ValueError(f"lengths must hold integers; got dtype {lens.dtype}.")
     if np.any(lens <= 0):
-        raise ValueError(f"Every sequence must be non-empty; lengths has {int(lens.min())}.")
+        raise ValueError(f"lengths must be positive (each sequence has at least one step); "
+                         f"got {int(lens.min())}.")
     if lens.sum() != n_rows:
         raise ValueError(
             f"lengths sum to {int(lens.sum())} but X has {n_rows} rows; they must be equal."

@@ -108,6 +108,21 @@ def test_sequences_as_a_ragged_list_get_the_concatenation_hint():
         InfiniteHMM(**FAST).fit(seqs)
 
 
+def test_a_3d_array_gets_the_concatenation_hint(model):
+    X3 = np.stack([X[:40], X[40:80], X[80:120]])      # (3 sequences, 40 steps, 1 feature)
+    for call in (InfiniteHMM(**FAST).fit, model.predict, model.score):
+        with pytest.raises(ValueError, match="3-D array of shape \\(3, 40, 1\\).*"
+                                             "fit\\(X.reshape\\(-1, X.shape\\[-1\\]\\), "
+                                             "lengths=\\[40\\] \\* 3\\)"):
+            call(X3)
+
+
+def test_lengths_must_be_positive():
+    for bad in ([60, 0, 60], [130, -10]):
+        with pytest.raises(ValueError, match="lengths must be positive .*; got (0|-10)"):
+            InfiniteHMM(**FAST).fit(X[:120], lengths=bad)
+
+
 def test_sample_length_must_be_positive(model):
     for bad in (-1, 0, 2.5, True):
         with pytest.raises(ValueError, match="n_samples must be a positive integer"):
