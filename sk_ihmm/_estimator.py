@@ -708,8 +708,13 @@ class InfiniteHMM(BaseEstimator):
         warm = (self.warm_start and getattr(self, "_chains", None) is not None
                 and getattr(self, "_fingerprint", None) == fingerprint)
         if self.warm_start and getattr(self, "_chains", None) is not None and not warm:
-            warn("warm_start=True but the data, sampler, number of chains or model differ from the "
-                 "previous fit (or it was interrupted): starting new chains.", UserWarning)
+            before = getattr(self, "_fingerprint", None)
+            before = before if isinstance(before, dict) else {}
+            changed = [k for k in fingerprint if before.get(k) != fingerprint[k]]
+            names = (", ".join(changed[:-1]) + " and " if len(changed) > 1 else "") + changed[-1]
+            warn(f"warm_start=True, but the {names} of this fit differ{'s' if len(changed) == 1 else ''} "
+                 "from the previous fit's, whose chains therefore cannot continue: starting new "
+                 "chains.", UserWarning)
         if warm:
             problem, root = self._problem_, self._seed_root
             n_burnin, thin, n_rounds = self.n_burnin_, self.thin_, self.convergence_["n_rounds"] + 1
@@ -1258,12 +1263,21 @@ def _fingerprint(model, problem):
     """What must not change for ``warm_start`` to continue the chains."""
     import hashlib
 
-    digest = hashlib.sha1(problem.Y.tobytes())
-    for part in (problem.ends, problem.hyp, problem.priors, problem.resample,
-                 np.array(problem.conc0)):
-        digest.update(np.ascontiguousarray(part).tobytes())
-    options = sorted((k, repr(v)) for k, v in problem.options.items())
-    return (digest.hexdigest(), model.sampler, model.n_chains, problem.fam, repr(options))
+    def digest(*parts):
+        h = hashlib.sha1()
+        for part in parts:
+            h.update(np.ascontiguousarray(part).tobytes())
+        return h.hexdigest()
+
+    # named parts, so that a refused warm start can say which one changed
+    return {
+        "data": digest(problem.Y, problem.ends),
+        "emission family": problem.fam,
+        "prior": digest(problem.hyp, problem.priors, problem.resample, np.array(problem.conc0)),
+        "sampler": model.sampler,
+        "sampler options": repr(sorted((k, repr(v)) for k, v in problem.options.items())),
+        "n_chains": model.n_chains,
+    }
 
 
 def _stack_trace(chains):

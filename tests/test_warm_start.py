@@ -45,9 +45,16 @@ def test_a_pickled_model_continues():
 def test_other_data_starts_new_chains_with_a_warning():
     model = InfiniteHMM(max_time=0, n_burnin=5, n_samples=5, n_chains=2, warm_start=True,
                         random_state=1).fit(X)
-    with pytest.warns(UserWarning, match="starting new chains"):
+    # (the default emission prior is scaled to the data, so it changes too)
+    with pytest.warns(UserWarning, match="the data and prior of this fit differ from the previous "
+                                         "fit's.*starting new chains"):
         model.fit(X[:150])
     assert model.n_sweeps_ == 10 and model.state_samples_[0].shape == (5, 150)
+    # the warning names what changed
+    with pytest.warns(UserWarning, match="the sampler and n_chains of this fit differ "):
+        model.set_params(sampler="rcd_gibbs", n_chains=1).fit(X[:150])
+    with pytest.warns(UserWarning, match="the prior of this fit differs "):
+        model.set_params(alpha=2.0).fit(X[:150])
 
 
 def test_without_warm_start_a_refit_starts_over():
