@@ -37,16 +37,17 @@ def _state_colors(n_states):
     return [cmap(i) for i in range(n_states)]
 
 
-def plot_trace(model, keys=("n_states", "log_joint", "alpha", "gamma"), fig=None):
+def plot_trace(model, keys=("n_states", "log_lik", "alpha", "gamma"), fig=None):
     """Per-sweep traces of every chain, one panel per quantity.
 
     Parameters
     ----------
     model : InfiniteHMM
         A fitted model.
-    keys : sequence of str, default=("n_states", "log_joint", "alpha", "gamma")
-        Keys of ``model.trace_`` to plot (e.g. add ``"kappa"`` or
-        ``"accept_rate"``).
+    keys : sequence of str, default=("n_states", "log_lik", "alpha", "gamma")
+        Keys of ``model.trace_`` to plot (e.g. add ``"kappa"``,
+        ``"log_joint"`` or ``"accept_rate"``). The first two are the
+        quantities ``fit`` checks for convergence.
     fig : matplotlib.figure.Figure, default=None
         Figure to draw into (cleared first); a new one by default.
 

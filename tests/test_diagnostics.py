@@ -188,7 +188,7 @@ def test_plot_trace(model, plt):
 
     fig = plot_trace(model)
     assert len(fig.axes) == 4
-    assert [ax.get_ylabel() for ax in fig.axes] == ["n_states", "log_joint", "alpha", "gamma"]
+    assert [ax.get_ylabel() for ax in fig.axes] == ["n_states", "log_lik", "alpha", "gamma"]
     assert len(fig.axes[0].get_lines()) == model.n_chains
     np.testing.assert_array_equal(fig.axes[2].get_lines()[1].get_ydata(), model.trace_["alpha"][1])
     fig = plot_trace(model, keys="accept_rate", fig=fig)

@@ -298,3 +298,15 @@ def test_hcrp_categorical_rejects_bad_hyperparameters():
                           ({"n_symbols": 0}, "n_symbols")]:
         with pytest.raises(ValueError, match=match):
             InfiniteHMM(emission=HCRPCategorical(**kwargs), **QUICK).fit(np.zeros((10, 1), int))
+
+
+@pytest.mark.parametrize("emission", ["categorical", "hcrp_categorical"])
+def test_an_unseen_symbol_names_the_family_to_widen(emission):
+    X = make_categorical_hmm(300, n_states=2, n_symbols=4, random_state=0)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = InfiniteHMM(emission=emission, **QUICK).fit(X)
+    name = "HCRPCategorical" if emission == "hcrp_categorical" else "Categorical"
+    with pytest.raises(ValueError, match=f"Symbol 9 is outside the alphabet of 4 symbols seen in "
+                                         f"fit; set emission={name}\\(n_symbols=...\\)"):
+        model.score(np.array([[0], [9]]))

@@ -202,7 +202,8 @@ class Categorical(EmissionFamily):
         if dim is not None and observed.size and observed.max() >= dim:
             raise ValueError(
                 f"Symbol {int(observed.max())} is outside the alphabet of {dim} symbols seen "
-                "in fit; set emission=Categorical(n_symbols=...) to reserve room for it."
+                f"in fit; set emission={type(self).__name__}(n_symbols=...) to reserve room "
+                "for it."
             )
         return X
 
