@@ -124,6 +124,26 @@ def _summary_row(draws):
     return row
 
 
+def completed_sweeps(trace):
+    """The traces cut to the sweeps every chain completed.
+
+    An interrupted fit leaves chains of different lengths, their traces
+    padded with ``nan`` (``InfiniteHMM.trace_``); R-hat and ESS need chains
+    of one length, and a padded sweep would make every figure ``nan``. The
+    chains are cut to the shortest one's completed sweeps (counted on
+    ``n_states``, which every sweep records); a chain with none is left
+    out. Traces of equal chains come back unchanged.
+    """
+    n_states = np.asarray(trace["n_states"], dtype=np.float64)
+    done = np.where(np.isnan(n_states).any(axis=1), np.argmax(np.isnan(n_states), axis=1),
+                    n_states.shape[1])
+    chains = done > 0
+    if chains.all() and (done == n_states.shape[1]).all():
+        return trace
+    n = int(done[chains].min()) if chains.any() else 0
+    return {key: np.asarray(values)[chains, :n] for key, values in trace.items()}
+
+
 def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, False)):
     """Summary table of the label-invariant traces of the kept sweeps.
 
@@ -154,7 +174,9 @@ def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, 
         autocorrelation time (Eq. 35-36, ``0.5`` for independent draws)
         averaged over chains. Undefined values (constant traces, fewer than
         4 kept draws per chain) are ``nan``. For acceptance statistics the
-        ``mean`` is the mean acceptance rate of that move.
+        ``mean`` is the mean acceptance rate of that move. After an interrupt
+        the chains are cut to the sweeps every one of them completed
+        (:func:`completed_sweeps`).
     """
     if keys is None:
         keys = ["n_states"] + [k for k in ("log_lik",) if k in trace] + ["log_joint"]
@@ -164,6 +186,7 @@ def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, 
     if missing:
         raise ValueError(f"Unknown trace keys {missing}; available: {sorted(trace)}.")
     table = DiagnosticsTable()
+    trace = completed_sweeps(trace)
     for key in keys:
         values = np.asarray(trace[key], dtype=np.float64)
         idx = kept_sweeps(values.shape[1], n_burnin, thin)
@@ -417,7 +440,9 @@ def trace_to_arviz(trace, n_burnin, thin=1, attrs=None):
         ``log_joint``, ``alpha``, ``gamma`` and ``kappa`` with dimensions
         ``(chain, draw)``; ``sample_stats`` holds ``lp`` (the log joint,
         ArviZ's name for it) and every other trace (acceptance rates, CPU
-        seconds, sampler-specific statistics).
+        seconds, sampler-specific statistics). After an interrupt the chains
+        are cut to the sweeps every one of them completed
+        (:func:`completed_sweeps`).
     """
     try:
         import arviz as az
@@ -426,7 +451,7 @@ def trace_to_arviz(trace, n_burnin, thin=1, attrs=None):
             f"to_arviz requires the optional dependency arviz; install it with {_ARVIZ_HINT}."
         ) from exc
     posterior, stats = {}, {}
-    for key, values in trace.items():
+    for key, values in completed_sweeps(trace).items():
         values = np.asarray(values)
         kept = np.ascontiguousarray(values[:, kept_sweeps(values.shape[1], n_burnin, thin)])
         (posterior if key in _POSTERIOR_KEYS else stats)[key] = kept

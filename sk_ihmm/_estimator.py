@@ -1167,7 +1167,9 @@ class InfiniteHMM(BaseEstimator):
             2021) and Makino et al.'s autocorrelation time (Eq. 35-36,
             ``0.5`` for independent draws; mean over chains). Undefined
             entries are ``nan``. ``print(table)`` shows it as a text table;
-            ``pandas.DataFrame(table).T`` makes a data frame.
+            ``pandas.DataFrame(table).T`` makes a data frame. After an
+            interrupt that left the chains at different sweeps, the table
+            covers the sweeps every chain completed.
         """
         check_is_fitted(self, "state_samples_")
         return _diagnostics.summarize_traces(

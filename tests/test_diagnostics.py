@@ -223,3 +223,28 @@ def test_plot_transmat(model, plt):
     image = ax.get_images()[0].get_array()
     np.testing.assert_allclose(image[0], model.startprob_)
     np.testing.assert_allclose(image[1:], model.transmat_)
+
+
+def test_summaries_cover_the_sweeps_every_chain_completed():
+    """An interrupt leaves chains of different lengths, padded with nan: the
+    summary and the ArviZ draws use the sweeps every chain completed, and a
+    chain that completed none is left out."""
+    from sk_ihmm._diagnostics import completed_sweeps, summarize_traces
+
+    rng = np.random.default_rng(0)
+    full = {"n_states": rng.integers(3, 6, (4, 400)).astype(float),
+            "log_lik": rng.normal(size=(4, 400))}
+    padded = {k: v.copy() for k, v in full.items()}
+    for k in padded:
+        padded[k][1, 300:] = np.nan
+        padded[k][3, :] = np.nan          # never started
+    cut = completed_sweeps(padded)
+    assert cut["n_states"].shape == (3, 300)
+    np.testing.assert_array_equal(cut["log_lik"], full["log_lik"][[0, 1, 2], :300])
+    assert completed_sweeps(full) is full
+    table = summarize_traces(padded, n_burnin=100, keys=["n_states", "log_lik"])
+    expected = summarize_traces({k: v[[0, 1, 2], :300] for k, v in full.items()}, n_burnin=100,
+                                keys=["n_states", "log_lik"])
+    for key in ("n_states", "log_lik"):
+        assert np.isfinite(table[key]["r_hat"]) and np.isfinite(table[key]["ess_bulk"])
+        assert table[key] == expected[key]

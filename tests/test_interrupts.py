@@ -51,6 +51,8 @@ CHILD = textwrap.dedent("""
         if kept:
             model.predict(X[:50])
             print("SCORE", np.isfinite(model.score(X[:50])), flush=True)
+            # the summaries cover the sweeps every chain completed, not nan padding
+            print("DIAG", np.isfinite(model.diagnostics()["log_lik"]["mean"]), flush=True)
 """)
 
 
@@ -79,7 +81,7 @@ def test_interrupt_during_sweeps_keeps_the_samples(sampler):
     rc, seconds, out = _interrupt(sampler, "sweeps")
     assert rc == 0, out
     assert "INTERRUPTED" in out and "fit was interrupted" in out, out
-    assert "SCORE True" in out, out
+    assert "SCORE True" in out and "DIAG True" in out, out
     assert "Traceback" not in out and "SystemError" not in out, out
     assert seconds < 10, out
 
@@ -99,6 +101,7 @@ def test_interrupt_with_chains_waiting_for_a_thread():
     rc, seconds, out = _interrupt("rcd_gibbs", "sweeps", T=20000, n_jobs=2, delay=0.5, n_chains=4)
     assert rc == 0, out
     assert "INTERRUPTED" in out and "fit was interrupted" in out and "SCORE True" in out, out
+    assert "DIAG True" in out, out
     assert "THREADS 1" in out, out
     assert "Traceback" not in out, out
     assert seconds < 10, out
