@@ -715,6 +715,10 @@ class InfiniteHMM(BaseEstimator):
             warn(f"warm_start=True, but the {names} of this fit differ{'s' if len(changed) == 1 else ''} "
                  "from the previous fit's, whose chains therefore cannot continue: starting new "
                  "chains.", UserWarning)
+        if self.warm_start and getattr(self, "_interrupted", False):
+            warn("warm_start=True, but the previous fit was interrupted, and interrupted chains "
+                 "cannot continue: starting new chains. To stop a long run and resume it, fit "
+                 "it in pieces with warm_start=True (the user guide's 'Long runs').", UserWarning)
         if warm:
             problem, root = self._problem_, self._seed_root
             n_burnin, thin, n_rounds = self.n_burnin_, self.thin_, self.convergence_["n_rounds"] + 1
@@ -741,6 +745,7 @@ class InfiniteHMM(BaseEstimator):
             chains, n_burnin, thin, n_rounds, report, measured = self._run_rounds(
                 runner, tasks, previous, problem, n_burnin, thin, n_rounds, budget_seconds)
             runner.interrupted |= take_interrupt()
+        self._interrupted = runner.interrupted
         if runner.interrupted and not any(len(chain.snapshots) for chain in chains):
             raise KeyboardInterrupt         # nothing kept yet: the model stays as it was
         # a Ctrl-C while the results are summarised waits for the summary, so

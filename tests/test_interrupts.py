@@ -53,6 +53,13 @@ CHILD = textwrap.dedent("""
             print("SCORE", np.isfinite(model.score(X[:50])), flush=True)
             # the summaries cover the sweeps every chain completed, not nan padding
             print("DIAG", np.isfinite(model.diagnostics()["log_lik"]["mean"]), flush=True)
+            if moment == "sweeps":
+                # interrupted chains cannot continue: a warm start says so
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    model.set_params(warm_start=True, max_sweeps=30, verbose=0).fit(X[:300])
+                print("WARM", any("previous fit was interrupted" in str(w.message)
+                                  for w in caught), flush=True)
 """)
 
 
@@ -81,7 +88,7 @@ def test_interrupt_during_sweeps_keeps_the_samples(sampler):
     rc, seconds, out = _interrupt(sampler, "sweeps")
     assert rc == 0, out
     assert "INTERRUPTED" in out and "fit was interrupted" in out, out
-    assert "SCORE True" in out and "DIAG True" in out, out
+    assert "SCORE True" in out and "DIAG True" in out and "WARM True" in out, out
     assert "Traceback" not in out and "SystemError" not in out, out
     assert seconds < 10, out
 
