@@ -992,7 +992,11 @@ class InfiniteHMM(BaseEstimator):
                     self._problem_, snaps, Y[s:s + L], first[s:s + L], int(self.n_score_particles),
                     rng, fam=self._tag_for(Y[s:s + L]),
                 )
-                out[i] = float(np.sum(logsumexp(ll, axis=0) - np.log(ll.shape[0])))
+                per_step = logsumexp(ll, axis=0) - np.log(ll.shape[0])
+                # a step left out (missing, or conditioning an autoregressive
+                # family: a nan row of Y) adds exactly 0, not rounding noise
+                per_step[np.isnan(Y[s:s + L, 0])] = 0.0
+                out[i] = float(np.sum(per_step))
         return out
 
     def score(self, X, y=None, lengths=None, *, sequence_ids=None, sample_weight=None):
@@ -1050,11 +1054,13 @@ class InfiniteHMM(BaseEstimator):
         Returns
         -------
         perplexity : float
+            ``nan`` when no step is scored.
         """
         score = self.score(X, lengths=lengths, sequence_ids=sequence_ids)
         # missing rows (and conditioning steps) are not predicted, so they do not count
         _, Y, _, _, _, _ = self._check_data(X, lengths, sequence_ids, reset=False)
-        return float(np.exp(-score / max(int(np.sum(~np.isnan(Y[:, 0]))), 1)))
+        n_scored = int(np.sum(~np.isnan(Y[:, 0])))
+        return float(np.exp(-score / n_scored)) if n_scored else float("nan")
 
     # ----------------------------------------------------------------- sample
     def sample(self, n_samples=1, random_state=None):

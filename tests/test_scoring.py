@@ -368,3 +368,28 @@ def test_score_sequences_sum_and_perplexity(cat_model):
     assert cat_model.perplexity(X, lengths) == pytest.approx(np.exp(-total / X.shape[0]), rel=1e-12)
     # deterministic given the fitted model
     assert cat_model.score(X, lengths=lengths) == total
+
+
+def test_steps_left_out_of_the_score_add_exactly_nothing():
+    """Rows that are not scored -- missing, or the conditioning steps of an
+    autoregressive family -- add exactly 0 (not rounding noise, which read as
+    a positive log-likelihood), and with none scored the perplexity is nan."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sk_ihmm.datasets import make_ar_hmm
+    from sk_ihmm.emissions import AutoRegressive
+
+    X = make_ar_hmm(300, random_state=0)[0]
+    quick = dict(max_time=0, n_samples=5, n_burnin=5, n_chains=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ar = InfiniteHMM(emission=AutoRegressive(order=2), **quick).fit(X)
+        gauss = InfiniteHMM(allow_missing=True, **quick).fit(X)
+    assert ar.score(X[:2]) == 0.0 and math.isnan(ar.perplexity(X[:2]))
+    gaps = X[:10].copy()
+    gaps[[0, 4]] = np.nan
+    assert gauss.score(np.full((3, X.shape[1]), np.nan)) == 0.0
+    assert math.isnan(gauss.perplexity(np.full((3, X.shape[1]), np.nan)))
+    assert np.isfinite(gauss.perplexity(gaps))
