@@ -374,15 +374,27 @@ def _projection(report, n_window, sweep_seconds, max_sweeps, keys):
     return text
 
 
+def _first_round_note(report, max_time):
+    """A sentence when the first round alone overran ``max_time``: it always
+    runs whole, which a user who set the budget would not expect."""
+    seconds = report.get("seconds", math.nan) - report.get("compile_seconds", 0.0)
+    if max_time is None or report.get("n_rounds", 1) != 1 or not seconds > max_time:
+        return ""
+    return (f" The first round ({report['n_sweeps']} sweeps, n_burnin + n_samples * thin) always "
+            f"runs whole and alone took {seconds:.1f} s, more than max_time={max_time:g}: lower "
+            "n_burnin and n_samples for a shorter one.")
+
+
 def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
-                        sweep_seconds=None, max_sweeps=None):
+                        sweep_seconds=None, max_sweeps=None, max_time=None):
     """The text of the ConvergenceWarning of an unconverged fit.
 
     ``n_window`` (sweeps per chain that the diagnostics cover) adds how many
     sweeps the ESS target would take at the rate measured
     (:func:`projected_sweeps`), ``sweep_seconds`` (wall seconds a sweep of
     every chain takes) how long, and ``max_sweeps`` whether the budget
-    allows them.
+    allows them. ``max_time``: when one round took longer than that, the
+    warning says that the first round always runs whole.
     """
     th = report["thresholds"]
     parts = []
@@ -411,6 +423,7 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
         + f" (targets: R-hat <= {th['r_hat_max']}, ESS >= {th['ess_min']}).{near}"
         + ("" if n_window is None
            else _projection(report, n_window, sweep_seconds, max_sweeps, keys))
+        + _first_round_note(report, max_time)
         + f" The chains end with {last_k} states. Treat n_states_ and the point summaries "
         "with care: raise max_time or max_sweeps (or continue with warm_start=True), run the "
         "chains on more cores (n_jobs), or try another sampler; model.diagnostics(), "

@@ -286,7 +286,11 @@ class InfiniteHMM(BaseEstimator):
         first fit after installing; ``convergence_["compile_seconds"]``).
         ``None``: no limit in time. A fit that stops on time, not on
         convergence, depends on the machine's speed; set ``max_time=None``
-        for results that depend only on ``random_state``.
+        for results that depend only on ``random_state``. The first round
+        (``n_burnin + n_samples * thin`` sweeps per chain) always runs
+        whole, so on long sequences a fit can take longer than
+        ``max_time`` (200,000 steps: 200 sweeps in about 36 s on 2 cores);
+        lower ``n_burnin`` and ``n_samples`` for a shorter first round.
     warm_start : bool, default=False
         When True, a ``fit`` on the same data (same sampler, chains and
         model) continues every chain of the previous fit from its last state
@@ -781,7 +785,8 @@ class InfiniteHMM(BaseEstimator):
                 sweep_seconds = round_seconds(chains, 1, self.n_jobs, measured)
                 warn(_diagnostics.convergence_message(
                     report, self.trace_, n_window=self.n_sweeps_ - self.n_burnin_,
-                    sweep_seconds=sweep_seconds, max_sweeps=self.max_sweeps),
+                    sweep_seconds=sweep_seconds, max_sweeps=self.max_sweeps,
+                    max_time=self.max_time),
                      ConvergenceWarning)
             # the number of states of the posterior pooled over chains; the
             # representative is the best kept sample (joint at the level of table

@@ -798,3 +798,11 @@ def test_warning_figures_are_not_rounded_onto_the_target():
     assert "(1 round, 25.7 s, of which 20.8 s compiling): " in convergence_message(report, trace)
     report["compile_seconds"] = 0.0
     assert "(1 round, 25.7 s): " in convergence_message(report, trace)
+    # a first round longer than max_time ran whole: the warning says so and what to lower
+    note = "The first round (1000 sweeps, n_burnin + n_samples * thin) always runs whole"
+    assert (note + " and alone took 25.7 s, more than max_time=15: lower n_burnin and n_samples"
+            in convergence_message(report, trace, max_time=15))
+    assert note not in convergence_message(report, trace, max_time=30)
+    assert note not in convergence_message(report, trace)
+    report["n_rounds"] = 2
+    assert note not in convergence_message(report, trace, max_time=15)
