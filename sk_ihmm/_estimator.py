@@ -358,7 +358,9 @@ class InfiniteHMM(BaseEstimator):
         Posterior samples (spread evenly over all kept samples of all chains)
         used by :meth:`score`.
     n_jobs : int or None, default=None
-        Chains run at once, with joblib; the results do not depend on it.
+        Chains run at once, with joblib, and particle filters of
+        :meth:`score` (one per posterior sample); the results do not depend
+        on it.
         ``None``: one thread per chain, up to the cores this process may use
         (``joblib.cpu_count()``) and numba's ``NUMBA_NUM_THREADS``, which
         joblib lowers inside its own workers, so that a grid search run in
@@ -989,13 +991,18 @@ class InfiniteHMM(BaseEstimator):
         check_is_fitted(self, "state_samples_")
         _, Y, starts, lens, first, _ = self._check_data(X, lengths, sequence_ids, reset=False)
         snaps = self._score_snapshots()
-        rng = np.random.default_rng(self._score_seed)
+        base = self._score_seed
+        at_once = chains_at_once(self.n_jobs, len(snaps))
         out = np.empty(len(starts))
         with deferred_interrupts():
             for i, (s, L) in enumerate(zip(starts, lens)):
+                # a generator per (sequence, sample), from the seed alone: the
+                # filters run in threads and the score does not depend on n_jobs
+                rngs = [np.random.default_rng(np.random.SeedSequence(
+                    base.entropy, spawn_key=base.spawn_key + (i, j))) for j in range(len(snaps))]
                 ll = snapshot_log_likelihoods(
                     self._problem_, snaps, Y[s:s + L], first[s:s + L], int(self.n_score_particles),
-                    rng, fam=self._tag_for(Y[s:s + L]),
+                    rngs, fam=self._tag_for(Y[s:s + L]), n_jobs=at_once,
                 )
                 per_step = logsumexp(ll, axis=0) - np.log(ll.shape[0])
                 # a step left out (missing, or conditioning an autoregressive

@@ -283,13 +283,30 @@ def initial_labels(problem, n_particles, rng):
     return x
 
 
-def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng, fam=None):
+def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng, fam=None,
+                             n_jobs=1):
     """``(n_snapshots, n_timesteps)`` per-observation log predictive likelihoods
-    (``fam``: the kernels' tag for ``Y``, by default the problem's)."""
+    (``fam``: the kernels' tag for ``Y``, by default the problem's).
+
+    ``rng``: one Generator, used by the snapshots' filters in turn, or a list
+    with one per snapshot, whose filters then run ``n_jobs`` at a time in
+    threads (the kernel releases the GIL); the result does not depend on
+    ``n_jobs``."""
     out = np.empty((len(snapshots), Y.shape[0]))
     fam = problem.fam if fam is None else fam
-    for i, snap in enumerate(snapshots):
+
+    def run(i):
+        snap = snapshots[i]
         hyp = problem.hyp if snap.hyp is None else snap.hyp
         kern = (fam, hyp, problem.n_stats, None)
-        out[i] = particle_filter(kern, Y, seq_first, snap, n_particles, rng)[0]
+        out[i] = particle_filter(kern, Y, seq_first, snap, n_particles,
+                                 rng if isinstance(rng, np.random.Generator) else rng[i])[0]
+
+    if isinstance(rng, np.random.Generator) or n_jobs == 1 or len(snapshots) < 2:
+        for i in range(len(snapshots)):
+            run(i)
+    else:
+        from joblib import Parallel, delayed
+
+        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(i) for i in range(len(snapshots)))
     return out

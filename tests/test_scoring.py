@@ -393,3 +393,21 @@ def test_steps_left_out_of_the_score_add_exactly_nothing():
     assert gauss.score(np.full((3, X.shape[1]), np.nan)) == 0.0
     assert math.isnan(gauss.perplexity(np.full((3, X.shape[1]), np.nan)))
     assert np.isfinite(gauss.perplexity(gaps))
+
+
+def test_score_runs_its_filters_in_threads_and_does_not_depend_on_n_jobs():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sk_ihmm.datasets import make_gaussian_hmm
+
+    X = make_gaussian_hmm(400, n_states=3, random_state=0)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = InfiniteHMM(max_time=0, n_samples=10, n_burnin=10, n_chains=2, n_jobs=1,
+                            random_state=0).fit(X)
+    one = model.score_sequences(X, lengths=[150, 250])
+    assert np.array_equal(one, model.score_sequences(X, lengths=[150, 250]))   # repeatable
+    model.set_params(n_jobs=2)
+    np.testing.assert_array_equal(model.score_sequences(X, lengths=[150, 250]), one)
