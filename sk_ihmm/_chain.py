@@ -193,7 +193,7 @@ class Chain:
         self.interrupted = False
 
 
-def start_chain(sampler_name, problem, x0, seed, stop_path=None, progress_path=None):
+def start_chain(sampler_name, problem, x0, seed, stop_path=None):
     """A new :class:`Chain` from a :class:`numpy.random.SeedSequence`.
 
     Every random draw of the chain (its initial labels included) comes from

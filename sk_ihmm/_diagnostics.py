@@ -156,7 +156,8 @@ def summarize_traces(trace, n_burnin, thin=1, keys=None, resampled=(True, True, 
     thin : int, default=1
         Thinning of the kept sweeps.
     keys : sequence of str, default=None
-        Quantities to summarise. By default ``n_states``, ``log_joint``, the
+        Quantities to summarise. By default ``n_states``, ``log_lik`` (when
+        traced), ``log_joint``, the
         concentrations that were resampled (see ``resampled``) and every
         acceptance statistic (trace keys ending in ``accept_rate`` or
         ``accept``).

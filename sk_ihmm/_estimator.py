@@ -50,7 +50,8 @@ def _prior_pair(value, name, what="(shape, rate)"):
 
 
 def _seed_sequence(random_state):
-    """A SeedSequence from ``random_state`` (None, int or RandomState)."""
+    """A SeedSequence from ``random_state`` (None, int, RandomState or a
+    SeedSequence, returned as it is)."""
     if isinstance(random_state, np.random.SeedSequence):
         return random_state
     if random_state is None or isinstance(random_state, (Integral, np.integer)):

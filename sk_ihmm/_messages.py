@@ -147,7 +147,8 @@ _EXP_FLOOR = -700.0
 
 @njit(cache=True, nogil=True)
 def _forward(pred, At, emit, alpha, store, linear):
-    """Scaled forward pass (fused loop) on linear weights.
+    """Scaled forward pass (fused loop) on linear weights (the emissions may
+    come as logs, see ``emit``).
 
     ``At`` is the TRANSPOSED transition matrix, ``At[j, i] = A(i, j)``: the
     prediction ``pred[j] = sum_i alpha[i] A(i, j)`` is then a dense dot
@@ -455,7 +456,13 @@ def _log_add(u, v):
 @njit(cache=True, nogil=True)
 def two_state_forward(log_init, log_tr, dt, log_emit, log_final, L, la):
     """Fill ``la[t, k]``, the log weight of the paths of steps ``0 .. t``
-    ending in ``k``; return the log total weight of the ``2^L`` paths."""
+    ending in ``k``; return the log total weight of the ``2^L`` paths.
+
+    Two states, ``L`` steps: ``log_init[k]``, ``log_emit[t, k]`` and
+    ``log_final[k]`` (the transition out of the last step); ``log_tr[t * dt,
+    j, k]`` is the transition into step ``t`` (``dt = 0``: one matrix for
+    every step, ``dt = 1``: one per step); ``la`` is ``(>= L, 2)`` scratch
+    that receives the forward messages."""
     la[0, 0] = log_init[0] + log_emit[0, 0]
     la[0, 1] = log_init[1] + log_emit[0, 1]
     for t in range(1, L):
@@ -474,7 +481,8 @@ def _draw_two(v0, v1, rng):
 
 @njit(cache=True, nogil=True)
 def two_state_sample(log_tr, dt, log_final, la, L, rng, path):
-    """Draw ``path[:L]`` given the forward messages ``la``."""
+    """Draw ``path[:L]`` given the forward messages ``la`` of
+    :func:`two_state_forward` (same ``log_tr``, ``dt``, ``log_final``)."""
     k = _draw_two(la[L - 1, 0] + log_final[0], la[L - 1, 1] + log_final[1], rng)
     path[L - 1] = k
     for t in range(L - 2, -1, -1):

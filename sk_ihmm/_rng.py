@@ -14,8 +14,9 @@ array -- an ordinary array argument, typed and unboxed in C -- and
 :func:`as_generator`, called first thing in a kernel, rebuilds numba's
 Generator value from it: the same bit generator state and functions, so the
 draws are exactly those of passing the Generator (``tests/test_rng.py``).
-Given a Generator, :func:`as_generator` returns it, so every kernel accepts
-either. The handle borrows the Generator's memory: it is valid only while the
+Given a Generator, :func:`as_generator` returns it, so every kernel that
+calls it first accepts either (the others, such as ``ffbs_linear``, take a
+Generator only). The handle borrows the Generator's memory: it is valid only while the
 caller holds the Generator, which is why the drivers make it per call
 (it is cheap) rather than keep it.
 

@@ -232,7 +232,7 @@ def test_input_not_modified(gauss_data):
         ({}, np.full((4, 1), 1e200) * [[1], [-1], [1], [-1]], {}, "Rescale"),
         ({"emission": MultivariateGaussian(mu0=[0, 0, 0])}, np.zeros((4, 2)), {}, "mu0"),
         ({}, np.zeros((5, 1)), {"lengths": [2, 2]}, "sum to 4"),
-        ({}, np.zeros((5, 1)), {"lengths": [5, 0]}, "non-empty"),
+        ({}, np.zeros((5, 1)), {"lengths": [5, 0]}, "lengths must be positive"),
         ({}, np.zeros((5, 1)), {"lengths": [2.5, 2.5]}, "integers"),
         ({}, np.zeros((5, 1)), {"sequence_ids": [0, 0, 1]}, "one entry per row"),
         ({}, np.zeros((5, 1)), {"sequence_ids": [0, 1, 0, 1, 1]}, "contiguous"),

@@ -7,7 +7,7 @@ A family is two things (see :doc:`/internals`, "Adding an emission family"):
   (validate data, resolve the prior, size the statistics, summarise, draw);
 * a :class:`Kernels` set of numba functions on per-state sufficient
   statistics, which ``sk_ihmm.emissions._dispatch`` calls for every
-  sampler. Five are required; the others are fast paths with generic
+  sampler. Six are required; the others are fast paths with generic
   fall-backs.
 
 Invariants: an instance never stores data-dependent values (one instance
@@ -100,7 +100,8 @@ class Kernels:
     resample_hyperparameters(stats, hyp, rng)
         Draw new values of the hyperparameters in ``hyp`` (in place, the
         chain's own copy) given the statistics of the used states, leaving
-        their conditional posterior invariant; called once per sweep. Left
+        their conditional posterior invariant; called at the end of a sweep (by
+        ``split_merge`` also after its base sweep). Left
         ``None``, ``hyp`` stays fixed.
     """
 

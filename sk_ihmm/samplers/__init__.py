@@ -14,8 +14,12 @@ The protocol (what the estimator and the chain driver rely on)
 A state exposes ``x`` (labels), ``conc`` (``[alpha, gamma, kappa]``),
 ``n`` / ``m`` / ``o`` (transition counts, root-table counts and override-table
 counts, indexed by label, restaurant 0 = start), ``stats`` (emission
-sufficient statistics per label) and ``log_joint``. That is all the chain
-driver needs to record traces and posterior snapshots, whatever the sampler.
+sufficient statistics per label), ``hyp`` (the emission family's
+hyperparameters, the chain's own copy, which a family that samples them
+updates) and ``log_joint`` (the collapsed samplers': of their one seating;
+``pgas``'s: at the level of table counts). That is all the chain driver
+needs to record traces and posterior snapshots, whatever the sampler.
+doc/internals.rst, "Adding a sampler", has the checklist.
 
 ``problem`` is a :class:`sk_ihmm._chain.Problem`: data, sequence boundaries,
 emission kernels, hyperpriors and sampler options. Randomness only comes from

@@ -153,7 +153,8 @@ def _finish(s, stats, fam, hyp, priors, rho, resample, rng):
 
 
 def finish_sweep(state, problem, rng):
-    """Resample concentrations (when asked) and refresh ``log_joint``
+    """Resample the concentrations (when asked) and the family's
+    hyperparameters (if it samples them), and refresh ``log_joint``
     (``rng``: a Generator or its :func:`~sk_ihmm._rng.generator_handle`)."""
     state.log_joint = float(_finish(
         state.seating, state.stats, problem.fam, state.hyp, problem.priors,

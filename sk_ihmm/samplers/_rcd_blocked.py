@@ -60,7 +60,7 @@ DEFAULT_BLOCK_SIZE = 32
 DEFAULT_BEAM_BLOCK_SIZE = 64
 
 #: Shape ``a`` of the Beta(a, 1) slice variables of ``rcd_beam``'s beam
-#: pass (:func:`sk_ihmm._messages.beam_sample`; 1 is the uniform slice).
+#: pass (:func:`sk_ihmm._messages.beam_sample_linear`; 1 is the uniform slice).
 BEAM_SLICE_SHAPE = 0.1
 
 #: Probability with which each block's customers get a Gibbs update of their
@@ -598,7 +598,8 @@ def _sweep(state, problem, rng, use_beam):
 
 
 def step_blocked(state, problem, rng):
-    """One sweep of blocked Gibbs RCD moves (forward-backward proposals)."""
+    """One sweep of blocked RCD Metropolis-Hastings moves (forward-backward
+    proposals)."""
     return _sweep(state, problem, rng, False)
 
 

@@ -749,7 +749,8 @@ def step(state, problem, rng):
     info = {"accept_rate": np.nan}
     if base != "none":
         # the base sweep leaves the concentrations alone; they are resampled
-        # once, after the split-merge trials
+        # once, after the split-merge trials (a family's own hyperparameters
+        # are drawn at the end of both: each draw keeps the posterior)
         info.update(_BASE_STEPS[base](state, problem._replace(resample=np.zeros(3, np.bool_)), rng))
     counts = split_merge_moves(state, problem, trials, rng)
     # chain trials come on top of the one-state ones, which merge down from
