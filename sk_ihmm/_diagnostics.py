@@ -134,6 +134,8 @@ def completed_sweeps(trace):
     ``n_states``, which every sweep records); a chain with none is left
     out. Traces of equal chains come back unchanged.
     """
+    if "n_states" not in trace:         # not a fit's trace: nothing to go by
+        return trace
     n_states = np.asarray(trace["n_states"], dtype=np.float64)
     done = np.where(np.isnan(n_states).any(axis=1), np.argmax(np.isnan(n_states), axis=1),
                     n_states.shape[1])
