@@ -381,7 +381,8 @@ def _first_round_note(report, max_time):
     """A sentence when the first round alone overran ``max_time``: it always
     runs whole, which a user who set the budget would not expect."""
     seconds = report.get("seconds", math.nan) - report.get("compile_seconds", 0.0)
-    if max_time is None or report.get("n_rounds", 1) != 1 or not seconds > max_time:
+    # max_time=0 asks for the first round alone: nothing to say then
+    if not max_time or report.get("n_rounds", 1) != 1 or not seconds > max_time:
         return ""
     return (f" The first round ({report['n_sweeps']} sweeps, n_burnin + n_samples * thin) always "
             f"runs whole and alone took {seconds:.1f} s, more than max_time={max_time:g}: lower "

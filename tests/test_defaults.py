@@ -804,5 +804,6 @@ def test_warning_figures_are_not_rounded_onto_the_target():
             in convergence_message(report, trace, max_time=15))
     assert note not in convergence_message(report, trace, max_time=30)
     assert note not in convergence_message(report, trace)
+    assert note not in convergence_message(report, trace, max_time=0)   # one round asked for
     report["n_rounds"] = 2
     assert note not in convergence_message(report, trace, max_time=15)
