@@ -551,19 +551,37 @@ def _lagged_products(x):
 
 
 def _geyer_tau(rho, n_total):
-    """``1 + 2 sum_t rho_t`` truncated by Geyer's initial monotone sequence.
+    """``1 + 2 sum_t rho_t`` truncated by Geyer's initial monotone sequence,
+    exactly as Stan and ArviZ compute it (Vehtari et al. 2021).
 
     ``rho[0]`` must be 1. Pairs ``rho_{2k} + rho_{2k+1}`` are kept up to the
-    first non-positive one and made non-increasing; the result is floored at
-    ``1 / log10(n_total)`` as in Stan.
+    first non-positive one and made non-increasing; the even term of the
+    pair that ends the sum is added once when positive (Stan's "improve
+    estimation" step; the last pair before the end of the draws is counted
+    that way too); the result is floored at ``1 / log10(n_total)``.
     """
-    n_pairs = rho.size // 2
-    pairs = rho[:2 * n_pairs].reshape(n_pairs, 2).sum(axis=1)
-    nonpositive = np.flatnonzero(pairs <= 0.0)
-    if nonpositive.size:
-        pairs = pairs[:nonpositive[0]]
-    pairs = np.minimum.accumulate(pairs)
-    tau = -1.0 + 2.0 * float(pairs.sum())
+    n = rho.size
+    if n < 2:
+        return 1.0 / math.log10(max(n_total, 2))
+    kept = np.zeros(n)
+    kept[0] = 1.0
+    even, odd = 1.0, float(rho[1])
+    kept[1] = odd
+    t = 1
+    while t < n - 3 and even + odd > 0.0:
+        even, odd = float(rho[t + 1]), float(rho[t + 2])
+        if even + odd >= 0.0:
+            kept[t + 1], kept[t + 2] = even, odd
+        t += 2
+    last = t - 2
+    if even > 0.0:
+        kept[last + 1] = even
+    t = 1
+    while t <= last - 2:
+        if kept[t + 1] + kept[t + 2] > kept[t - 1] + kept[t]:
+            kept[t + 1] = kept[t + 2] = (kept[t - 1] + kept[t]) / 2.0
+        t += 2
+    tau = -1.0 + 2.0 * float(kept[:last + 1].sum()) + float(kept[last + 1:last + 2].sum())
     return max(tau, 1.0 / math.log10(n_total))
 
 
