@@ -405,7 +405,8 @@ class InfiniteHMM(BaseEstimator):
         The emission prior's hyperparameters as used, with data-scaled
         defaults resolved on the training data (see :mod:`sk_ihmm.emissions`).
     n_sweeps_ : int
-        Sweeps run per chain, burn-in included.
+        Sweeps run per chain, burn-in included (after an interrupt, the
+        most any chain completed; the warning lists each chain's).
     n_burnin_, thin_ : int
         The burn-in and thinning that define the kept sweeps (sweep ``s``,
         0-based, is kept when ``s >= n_burnin_`` and
