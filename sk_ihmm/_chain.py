@@ -45,6 +45,17 @@ Problem = namedtuple(
 _UNIT_PRIORS = ((1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
 
 
+def sequence_flags(n_rows, lengths):
+    """``(first, last)``: boolean ``(n_rows,)`` flags of each sequence's first
+    and last step, for sequences of ``lengths`` (summing to ``n_rows``)."""
+    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
+    first = np.zeros(n_rows, bool)
+    last = np.zeros(n_rows, bool)
+    first[ends - np.asarray(lengths, dtype=np.int64)] = True
+    last[ends - 1] = True
+    return first, last
+
+
 def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UNIT_PRIORS,
                  resample=(True, True, False), options=None, emission_prior=None, missing=False):
     """Build a :class:`Problem` from validated observations.
@@ -76,11 +87,7 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     T = Y.shape[0]
-    ends = np.cumsum([T] if lengths is None else lengths)
-    first = np.zeros(T, bool)
-    first[np.concatenate([[0], ends[:-1]])] = True
-    last = np.zeros(T, bool)
-    last[ends - 1] = True
+    first, last = sequence_flags(T, [T] if lengths is None else lengths)
     # data-scaled defaults resolved on all training sequences
     hyp = family.hyperparameters(dim, Y, emission_prior)
     fam = missing_aware(family.tag) if missing else family.tag
@@ -96,7 +103,7 @@ def make_problem(family, Y, dim, lengths=None, conc0=(1.0, 1.0, 0.0), priors=_UN
         resample[2] = resample[0]
     return Problem(
         Y=Y, seq_first=first, seq_last=last, starts=np.flatnonzero(first).astype(np.int64),
-        ends=ends.astype(np.int64), emission=family, fam=fam,
+        ends=np.flatnonzero(last).astype(np.int64) + 1, emission=family, fam=fam,
         hyp=hyp, dim=dim, n_stats=n_stats, prior_pred=log_prior_predictive(fam, n_stats, hyp, Y),
         conc0=tuple(float(c) for c in conc0),
         # arrays, as the samplers' kernels take them (no conversion per sweep)

@@ -24,7 +24,8 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 from . import _messages
 from . import _diagnostics
 from ._budget import chains_at_once, move_window, next_round, round_seconds
-from ._chain import advance_chain, count_log_joints, first_round, make_problem, snapshot_hyp
+from ._chain import (advance_chain, count_log_joints, first_round, make_problem, sequence_flags,
+                     snapshot_hyp)
 from . import _compile_clock
 from ._compile_clock import compile_clock
 from ._hcrp import pred_weights
@@ -168,14 +169,6 @@ def _sequence_bounds(n_rows, lengths, sequence_ids):
     lens = lens.astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
     return starts, lens
-
-
-def _boundary_flags(n_rows, starts, lens):
-    first = np.zeros(n_rows, bool)
-    last = np.zeros(n_rows, bool)
-    first[starts] = True
-    last[starts + lens - 1] = True
-    return first, last
 
 
 class InfiniteHMM(BaseEstimator):
@@ -630,7 +623,7 @@ class InfiniteHMM(BaseEstimator):
                 f"{family.conditioning_steps} steps of every sequence are conditioning values, "
                 "and the other steps are missing or absent. Sequences must be longer."
             )
-        first, last = _boundary_flags(Y.shape[0], starts, lens)
+        first, last = sequence_flags(Y.shape[0], lens)
         return family, Y, starts, lens, first, last
 
     def _problem(self, family, Y, lens, dim, emission_prior):
