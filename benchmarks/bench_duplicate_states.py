@@ -30,9 +30,10 @@ state the script prints
 * ``log q``: the log probability that a Jain & Neal (2004) restricted Gibbs
   scan proposes the current split, the median over ``--launches`` launches.
   A launch draws two anchors, one in each state, and starts either from a
-  uniformly random split of the other steps (Jain and Neal's; ``random:S`` in ``--configs``) or from all of them with the
-  partner (``anchor:S``: the extra state is then grown from one step, as
-  in the posterior it is small), and runs ``S`` intermediate scans;
+  uniformly random split of the other steps (Jain and Neal's; ``random:S``
+  in ``--configs``) or from all of them with the partner (``anchor:S``:
+  the extra state is then grown from one step, as in the posterior it is
+  small), and runs ``S`` intermediate scans;
 * ``log r``: the merge's log Metropolis-Hastings ratio ``log pi + log q -
   log(beta_a + beta_d)`` (the Jacobian of splitting ``beta`` uniformly), up
   to the O(1) factor of choosing the anchors; ``alpha`` and ``gamma`` are
@@ -103,7 +104,8 @@ class NormalInverseGamma:
             return 0.0
         mean = sm / n
         ln, an = self.l0 + n, self.a0 + n / 2
-        bn = self.b0 + 0.5 * (ss - n * mean * mean) + self.l0 * n * (mean - self.mu0) ** 2 / (2 * ln)
+        bn = (self.b0 + 0.5 * (ss - n * mean * mean)
+              + self.l0 * n * (mean - self.mu0) ** 2 / (2 * ln))
         return (gammaln(an) - gammaln(self.a0) + self.a0 * np.log(self.b0) - an * np.log(bn)
                 + 0.5 * (np.log(self.l0) - np.log(ln)) - n / 2 * np.log(2 * np.pi))
 
@@ -150,7 +152,8 @@ def log_target(z, beta, beta_u, alpha, gamma, family):
     lp = K * np.log(gamma) - np.log(beta).sum() + (gamma - 1) * np.log(beta_u)
     for j in range(K + 1):
         if n[j].sum():
-            lp += gammaln(alpha) - gammaln(alpha + n[j].sum()) + np.sum(gammaln(ab + n[j]) - gammaln(ab))
+            lp += (gammaln(alpha) - gammaln(alpha + n[j].sum())
+                   + np.sum(gammaln(ab + n[j]) - gammaln(ab)))
     for k in range(K):
         lp += family.log_marginal(family.stats_of(np.flatnonzero(z == k)))
     return lp
@@ -287,8 +290,8 @@ def main(argv=None):
         configs.append((launch_kind, int(n_scans)))
     args.configs = configs
     out = args.out or os.path.join(HERE, "results", "duplicate_states.txt")
-    lines = ["# python benchmarks/bench_duplicate_states.py " + " ".join(sys.argv[1:] if argv is None
-                                                                          else argv),
+    shown = sys.argv[1:] if argv is None else argv
+    lines = ["# python benchmarks/bench_duplicate_states.py " + " ".join(shown),
              "# one default rcd_blocked chain per set (random_state=0, 1000 burn-in sweeps, "
              "%d kept); extra states of >= %d steps in every %d-th sample; medians over them, "
              "the share of merges with log r > log 0.01 and their mean acceptance; %d launches "

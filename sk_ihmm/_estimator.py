@@ -713,9 +713,10 @@ class InfiniteHMM(BaseEstimator):
             before = before if isinstance(before, dict) else {}
             changed = [k for k in fingerprint if before.get(k) != fingerprint[k]]
             names = (", ".join(changed[:-1]) + " and " if len(changed) > 1 else "") + changed[-1]
-            warn(f"warm_start=True, but the {names} of this fit differ{'s' if len(changed) == 1 else ''} "
-                 "from the previous fit's, whose chains therefore cannot continue: starting new "
-                 "chains.", UserWarning)
+            verb = "differs" if len(changed) == 1 else "differ"
+            warn(f"warm_start=True, but the {names} of this fit {verb} from the previous "
+                 "fit's, whose chains therefore cannot continue: starting new chains.",
+                 UserWarning)
         if self.warm_start and getattr(self, "_interrupted", False):
             warn("warm_start=True, but the previous fit was interrupted, and interrupted chains "
                  "cannot continue: starting new chains. To stop a long run and resume it, fit "

@@ -326,8 +326,8 @@ def warn_few_values(X):
     """Warn when a column of multi-column Gaussian data takes few distinct values.
 
     A Gaussian state whose steps share one value of a column has zero
-    variance there, and the marginal likelihood rewards that the more the
-    more steps share it, so the states follow such a column instead of the
+    variance there, which the marginal likelihood rewards more, the more
+    steps share the value, so the states follow such a column instead of the
     others: with a column of 12 values drawn independently of the states,
     a default fit found 12 states, one per value (NMI 0.003). One column is
     left to :func:`sk_ihmm.emissions.gaussian.warn_integer_codes`; data whose
@@ -344,6 +344,7 @@ def warn_few_values(X):
             found.append((d, values))
     if not found or len(found) == X.shape[1] and all(v.shape[0] == 1 for _, v in found):
         return
+
     def say(d, values):
         if values.shape[0] == 1:
             return f"column {d} is constant ({values[0]:g})"
@@ -354,7 +355,7 @@ def warn_few_values(X):
     warn(
         f"In X ({X.shape[0]:,} rows, {X.shape[1]} columns) {listed}. With Gaussian emissions a "
         "state whose steps share one value of a column has zero variance in it, which the "
-        "marginal likelihood rewards the more the more steps share the value, so the states "
+        "marginal likelihood rewards more, the more steps share the value, so the states "
         "follow such columns (often one state per value) rather than the others. Drop constant "
         "columns (sklearn.feature_selection.VarianceThreshold); fit category codes or counts "
         "on their own with emission='categorical' or 'poisson'; for a measurement rounded to "
