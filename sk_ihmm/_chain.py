@@ -48,10 +48,11 @@ _UNIT_PRIORS = ((1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
 def sequence_flags(n_rows, lengths):
     """``(first, last)``: boolean ``(n_rows,)`` flags of each sequence's first
     and last step, for sequences of ``lengths`` (summing to ``n_rows``)."""
-    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
+    lengths = np.asarray(lengths, dtype=np.int64)
+    ends = np.cumsum(lengths)
     first = np.zeros(n_rows, bool)
     last = np.zeros(n_rows, bool)
-    first[ends - np.asarray(lengths, dtype=np.int64)] = True
+    first[ends - lengths] = True
     last[ends - 1] = True
     return first, last
 

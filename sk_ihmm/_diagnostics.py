@@ -415,7 +415,7 @@ def convergence_message(report, trace, keys=CONVERGENCE_KEYS, n_window=None,
                 "chains may only be short of draws: continuing them (warm_start=True, "
                 "n_burnin=0) is the first thing to try.")
     n_rounds = report.get('n_rounds', 1)
-    # max_time leaves out compiling: a first fit's 20 s of it would otherwise
+    # max_time leaves out compiling: a first fit's compile time would otherwise
     # look like the budget overrun
     compiling = report.get("compile_seconds", 0.0)
     compiling = f", of which {compiling:.1f} s compiling" if compiling >= 0.5 else ""

@@ -283,8 +283,8 @@ class InfiniteHMM(BaseEstimator):
         for results that depend only on ``random_state``. The first round
         (``n_burnin + n_samples * thin`` sweeps per chain) always runs
         whole, so on long sequences a fit can take longer than
-        ``max_time`` (200,000 steps: 200 sweeps in about 36 s on 2 cores);
-        lower ``n_burnin`` and ``n_samples`` for a shorter first round.
+        ``max_time``; lower ``n_burnin`` and ``n_samples`` for a shorter
+        first round.
     warm_start : bool, default=False
         When True, a ``fit`` on the same data (same sampler, chains and
         model) continues every chain of the previous fit from its last state

@@ -294,15 +294,16 @@ def snapshot_log_likelihoods(problem, snapshots, Y, seq_first, n_particles, rng,
     ``n_jobs``."""
     out = np.empty((len(snapshots), Y.shape[0]))
     fam = problem.fam if fam is None else fam
+    shared = isinstance(rng, np.random.Generator)     # one stream: the filters in turn
+    rngs = [rng] * len(snapshots) if shared else rng
 
     def run(i):
         snap = snapshots[i]
         hyp = problem.hyp if snap.hyp is None else snap.hyp
         kern = (fam, hyp, problem.n_stats, None)
-        out[i] = particle_filter(kern, Y, seq_first, snap, n_particles,
-                                 rng if isinstance(rng, np.random.Generator) else rng[i])[0]
+        out[i] = particle_filter(kern, Y, seq_first, snap, n_particles, rngs[i])[0]
 
-    if isinstance(rng, np.random.Generator) or n_jobs == 1 or len(snapshots) < 2:
+    if shared or n_jobs == 1 or len(snapshots) < 2:
         for i in range(len(snapshots)):
             run(i)
     else:
